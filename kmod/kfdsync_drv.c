@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: AMD KFD events as dma_fence / sync_file.
+ */
+
+/**
+ * DOC: Overview
+ *
+ * kfdsync bridges amdkfd events (the completion signals of ROCm/HSA work,
+ * handled by amdkfd inside amdgpu.ko) to the kernel's explicit
+ * synchronisation objects, so that a compute producer can hand its
+ * completion to a display or graphics consumer as a sync_file.
+ *
+ * The module is one misc device, /dev/kfdsync. Every open() creates a
+ * context (&struct kfdsync_ctx) bound to the calling process: its thread
+ * group and its address space (mm). A context only ever acts for that
+ * process, on that process's own events and memory, and everything it may
+ * create is bounded by limits that are module parameters. The number of
+ * open contexts is itself limited (max_contexts). Closing the file ends the
+ * context.
+ *
+ * kfdsync learns that an event may have fired from hooks: kprobes on
+ * amdkfd's functions that signal events (GPU interrupt, CPU set) and report
+ * errors (hardware exception, VM fault, GPU reset, poison). A hook is only a
+ * hint; the truth is always read from the event's signal slot. The hooks are
+ * attached whenever amdgpu is loaded and detached when it goes (see
+ * kfdsync_hooks.c). Where hooks cannot be used, or with the module parameter
+ * hooks=N, userspace relays signals instead ("relay mode").
+ *
+ * Userspace talks to the module with ioctls defined in
+ * include/uapi/linux/kfdsync.h. There is one handler per ioctl,
+ * kfdsync_ioctl_<verb>(), called from a single dispatcher; each handler
+ * rejects unknown flags and non-zero padding first, then looks up what it
+ * needs, then works. Unknown requests return -ENOTTY.
+ *
+ * An open file holds a reference to the module (the misc device's fops
+ * owner), so kfdsync cannot be unloaded while any context exists.
+ *
+ * <debugfs>/kfdsync/contexts lists the open contexts, <debugfs>/kfdsync/hooks
+ * lists each hook, whether it is attached, and how often it fired.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/utsname.h>
+#include <linux/version.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_internal.h"
+
+/*
+ * Module parameters.
+ *
+ * hooks cannot change at runtime (0444). The limits may be changed through
+ * sysfs (0644): each write is checked against the parameter's bounds, and a
+ * context takes its per-context limits when it is opened, so a change only
+ * applies to contexts opened afterwards (max_contexts: to later opens).
+ */
+
+static bool kfdsync_param_hooks = true;
+module_param_named(hooks, kfdsync_param_hooks, bool, 0444);
+MODULE_PARM_DESC(hooks,
+		 "Attach kprobes to amdkfd; N forces relay mode (default Y)");
+
+/**
+ * struct kfdsync_param_range - an unsigned int parameter with bounds
+ * @val: the value
+ * @min: smallest accepted value
+ * @max: largest accepted value
+ */
+struct kfdsync_param_range {
+	unsigned int *val;
+	unsigned int min;
+	unsigned int max;
+};
+
+static int kfdsync_param_range_set(const char *buf,
+				   const struct kernel_param *kp)
+{
+	const struct kfdsync_param_range *range = kp->arg;
+	unsigned int val;
+	int ret;
+
+	ret = kstrtouint(buf, 0, &val);
+	if (ret)
+		return ret;
+	if (val < range->min || val > range->max)
+		return -ERANGE;
+	WRITE_ONCE(*range->val, val);
+	return 0;
+}
+
+static int kfdsync_param_range_get(char *buf, const struct kernel_param *kp)
+{
+	const struct kfdsync_param_range *range = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(*range->val));
+}
+
+static const struct kernel_param_ops kfdsync_param_range_ops = {
+	.set = kfdsync_param_range_set,
+	.get = kfdsync_param_range_get,
+};
+
+static unsigned int kfdsync_max_contexts = 1024;
+static struct kfdsync_param_range kfdsync_max_contexts_range = {
+	.val = &kfdsync_max_contexts, .min = 1, .max = 65536,
+};
+module_param_cb(max_contexts, &kfdsync_param_range_ops,
+		&kfdsync_max_contexts_range, 0644);
+MODULE_PARM_DESC(max_contexts,
+		 "Open contexts, system-wide (1-65536, default 1024)");
+
+static unsigned int kfdsync_max_events = 4096;
+static struct kfdsync_param_range kfdsync_max_events_range = {
+	.val = &kfdsync_max_events, .min = 1, .max = 65536,
+};
+module_param_cb(max_events, &kfdsync_param_range_ops,
+		&kfdsync_max_events_range, 0644);
+MODULE_PARM_DESC(max_events,
+		 "Events one context may register (1-65536, default 4096)");
+
+static unsigned int kfdsync_max_fences = 1024;
+static struct kfdsync_param_range kfdsync_max_fences_range = {
+	.val = &kfdsync_max_fences, .min = 1, .max = 65536,
+};
+module_param_cb(max_fences, &kfdsync_param_range_ops,
+		&kfdsync_max_fences_range, 0644);
+MODULE_PARM_DESC(max_fences,
+		 "Unsignalled fences per context (1-65536, default 1024)");
+
+static unsigned int kfdsync_watchdog_ms = 10000;
+static struct kfdsync_param_range kfdsync_watchdog_ms_range = {
+	.val = &kfdsync_watchdog_ms, .min = 10, .max = 3600000,
+};
+module_param_cb(watchdog_ms, &kfdsync_param_range_ops,
+		&kfdsync_watchdog_ms_range, 0644);
+MODULE_PARM_DESC(watchdog_ms,
+		 "Default fence watchdog in ms, capped by watchdog_max_ms (10-3600000, default 10000)");
+
+static unsigned int kfdsync_watchdog_max_ms = 60000;
+static struct kfdsync_param_range kfdsync_watchdog_max_ms_range = {
+	.val = &kfdsync_watchdog_max_ms, .min = 10, .max = 3600000,
+};
+module_param_cb(watchdog_max_ms, &kfdsync_param_range_ops,
+		&kfdsync_watchdog_max_ms_range, 0644);
+MODULE_PARM_DESC(watchdog_max_ms,
+		 "Largest per-fence watchdog in ms (10-3600000, default 60000)");
+
+/* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
+static DEFINE_MUTEX(kfdsync_ctx_lock);
+static LIST_HEAD(kfdsync_ctx_list);
+static unsigned int kfdsync_ctx_count;
+static u64 kfdsync_ctx_next_id;
+
+static struct dentry *kfdsync_debugfs;
+
+/**
+ * kfdsync_ctx_release() - free a context; kref release function
+ * @ref: &kfdsync_ctx.ref of the context
+ *
+ * Called by kfdsync_ctx_put() for the last reference. The context is no
+ * longer on the context list.
+ */
+void kfdsync_ctx_release(struct kref *ref)
+{
+	struct kfdsync_ctx *ctx = container_of(ref, struct kfdsync_ctx, ref);
+
+	mmdrop(ctx->mm);
+	put_pid(ctx->tgid);
+	kfree(ctx);
+}
+
+static struct kfdsync_ctx *kfdsync_ctx_create(void)
+{
+	struct kfdsync_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+
+	kref_init(&ctx->ref);
+	ctx->tgid = get_task_pid(current, PIDTYPE_TGID);
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	get_task_comm(ctx->comm, current);
+	ctx->max_events = READ_ONCE(kfdsync_max_events);
+	ctx->max_fences = READ_ONCE(kfdsync_max_fences);
+	ctx->watchdog_max_ms = READ_ONCE(kfdsync_watchdog_max_ms);
+	ctx->watchdog_ms = min(READ_ONCE(kfdsync_watchdog_ms),
+			       ctx->watchdog_max_ms);
+
+	mutex_lock(&kfdsync_ctx_lock);
+	if (kfdsync_ctx_count >= READ_ONCE(kfdsync_max_contexts)) {
+		mutex_unlock(&kfdsync_ctx_lock);
+		kfdsync_ctx_put(ctx);
+		return ERR_PTR(-ENFILE);
+	}
+	ctx->id = kfdsync_ctx_next_id++;
+	list_add_tail(&ctx->node, &kfdsync_ctx_list);
+	kfdsync_ctx_count++;
+	mutex_unlock(&kfdsync_ctx_lock);
+
+	return ctx;
+}
+
+static void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
+{
+	mutex_lock(&kfdsync_ctx_lock);
+	list_del(&ctx->node);
+	kfdsync_ctx_count--;
+	mutex_unlock(&kfdsync_ctx_lock);
+
+	kfdsync_ctx_put(ctx);
+}
+
+/*
+ * open() errors: -EINVAL from a task without an address space (kernel
+ * thread), -ENOMEM, -ENFILE when max_contexts contexts are open.
+ */
+static int kfdsync_open(struct inode *inode, struct file *file)
+{
+	struct kfdsync_ctx *ctx;
+	int ret;
+
+	/* A context is bound to an address space: kernel threads have none. */
+	if (!current->mm)
+		return -EINVAL;
+
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+
+	ctx = kfdsync_ctx_create();
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+
+	file->private_data = ctx;
+	return 0;
+}
+
+static int kfdsync_release(struct inode *inode, struct file *file)
+{
+	kfdsync_ctx_destroy(file->private_data);
+	return 0;
+}
+
+static int kfdsync_ioctl_info(struct kfdsync_ctx *ctx, void __user *uarg)
+{
+	struct kfdsync_info info;
+
+	if (copy_from_user(&info, uarg, sizeof(info)))
+		return -EFAULT;
+	if (info.flags || info.pad)
+		return -EINVAL;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = KFDSYNC_ABI_VERSION;
+	/* The version of the headers the module was built against. */
+	info.kernel_version = KERNEL_VERSION(LINUX_VERSION_MAJOR,
+					     LINUX_VERSION_PATCHLEVEL,
+					     LINUX_VERSION_SUBLEVEL);
+	info.hooks = kfdsync_hooks_attached();
+	info.hooks_supported = kfdsync_hooks_supported();
+	if (kfdsync_hooks_amdkfd_present())
+		info.info_flags |= KFDSYNC_INFO_AMDKFD_PRESENT;
+	if (!kfdsync_param_hooks)
+		info.info_flags |= KFDSYNC_INFO_RELAY_FORCED;
+	info.max_contexts = READ_ONCE(kfdsync_max_contexts);
+	info.max_events = ctx->max_events;
+	info.max_fences = ctx->max_fences;
+	info.watchdog_ms = ctx->watchdog_ms;
+	info.watchdog_max_ms = ctx->watchdog_max_ms;
+	strscpy(info.release, init_utsname()->release, sizeof(info.release));
+
+	if (copy_to_user(uarg, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static long kfdsync_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	struct kfdsync_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case KFDSYNC_IOCTL_INFO:
+		return kfdsync_ioctl_info(ctx, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations kfdsync_fops = {
+	.owner = THIS_MODULE,
+	.open = kfdsync_open,
+	.release = kfdsync_release,
+	.unlocked_ioctl = kfdsync_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/* Kernel default mode 0600; the udev rule opens it up like DRM nodes. */
+static struct miscdevice kfdsync_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = KBUILD_MODNAME,
+	.fops = &kfdsync_fops,
+};
+
+static int kfdsync_contexts_show(struct seq_file *m, void *unused)
+{
+	struct kfdsync_ctx *ctx;
+
+	mutex_lock(&kfdsync_ctx_lock);
+	seq_printf(m, "# %u of %u contexts\n", kfdsync_ctx_count,
+		   READ_ONCE(kfdsync_max_contexts));
+	seq_puts(m, "# id       tgid     comm             max_events max_fences watchdog_ms watchdog_max_ms\n");
+	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
+		seq_printf(m, "%-8llu %-8d %-16s %-10u %-10u %-11u %u\n",
+			   ctx->id, pid_nr(ctx->tgid), ctx->comm,
+			   ctx->max_events, ctx->max_fences, ctx->watchdog_ms,
+			   ctx->watchdog_max_ms);
+	mutex_unlock(&kfdsync_ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsync_contexts);
+
+static int __init kfdsync_init(void)
+{
+	int ret;
+
+	/* debugfs is optional: its failures are not ours to handle. */
+	kfdsync_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_file("contexts", 0444, kfdsync_debugfs, NULL,
+			    &kfdsync_contexts_fops);
+
+	ret = kfdsync_hooks_init(kfdsync_param_hooks, kfdsync_debugfs);
+	if (ret)
+		goto err_debugfs_remove;
+
+	ret = misc_register(&kfdsync_misc);
+	if (ret)
+		goto err_hooks_exit;
+
+	pr_info("ABI %u, /dev/%s ready, hooks %#x, %s\n",
+		KFDSYNC_ABI_VERSION, kfdsync_misc.name,
+		kfdsync_hooks_attached(),
+		kfdsync_param_hooks ? "hook mode" : "relay mode forced");
+	return 0;
+
+err_hooks_exit:
+	kfdsync_hooks_exit();
+err_debugfs_remove:
+	debugfs_remove_recursive(kfdsync_debugfs);
+	return ret;
+}
+
+static void __exit kfdsync_exit(void)
+{
+	misc_deregister(&kfdsync_misc);
+	kfdsync_hooks_exit();
+	debugfs_remove_recursive(kfdsync_debugfs);
+}
+
+module_init(kfdsync_init);
+module_exit(kfdsync_exit);
+
+MODULE_DESCRIPTION("AMD KFD events as dma_fence / sync_file");
+MODULE_LICENSE("GPL");
