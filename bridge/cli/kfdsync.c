@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kfdsync - inspect and wait on fences; report what kfdsync.ko attached to.
+ *
+ * How this program works: each subcommand is one function (cmd_<name>)
+ * that parses its own options with getopt_long and talks to libkfdsync.
+ * Errors are reported as sentences on stderr (never a bare errno) and as
+ * exit codes documented in kfdsync(1):
+ *   0  success / every fence signalled without error
+ *   1  a fence signalled with an error (wait), or the command failed
+ *   2  usage error
+ *   124 wait timed out
+ * Fences named on the command line are an fd number this process inherited
+ * ("3"), or another process's fd as /proc/PID/fd/N (duplicated with
+ * pidfd_getfd(2), which needs ptrace permission over PID).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "kfdsync.h"
+
+#define EXIT_FENCE_ERROR 1
+#define EXIT_USAGE 2
+#define EXIT_TIMEOUT 124
+
+static const char *prog = "kfdsync";
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Why a context could not be opened, in words. */
+static void fail_ctx(int err)
+{
+	switch (-err) {
+	case ENOENT:
+	case ENODEV:
+	case ENXIO:
+		fail("kfdsync module not loaded (no /dev/kfdsync); try 'modprobe kfdsync'");
+		break;
+	case EACCES:
+	case EPERM:
+		fail("no permission on /dev/kfdsync (it belongs to group 'render': "
+		     "join it, or install the kfdsync udev rule)");
+		break;
+	case ENFILE:
+		fail("too many kfdsync contexts open (module parameter max_contexts)");
+		break;
+	default:
+		fail("cannot open /dev/kfdsync: %s", strerror(-err));
+	}
+}
+
+/*
+ * Parse "N" (our fd) or "/proc/PID/fd/N" (another process's). Returns an fd
+ * the caller closes, or -errno with a message printed.
+ */
+static int open_fence_arg(const char *arg)
+{
+	unsigned long pid, num;
+	char *end;
+	int pidfd, fd;
+
+	errno = 0;
+	num = strtoul(arg, &end, 10);
+	if (*arg && !*end && !errno && num <= INT_MAX) {
+		fd = dup((int)num);
+		if (fd < 0) {
+			fail("%s: not an open file descriptor of this process", arg);
+			return -EBADF;
+		}
+		return fd;
+	}
+	if (sscanf(arg, "/proc/%lu/fd/%lu", &pid, &num) == 2 && pid <= INT_MAX &&
+	    num <= INT_MAX) {
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+		if (pidfd < 0) {
+			fail("%s: no process %lu (%s)", arg, pid, strerror(errno));
+			return -errno;
+		}
+		fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)num, 0);
+		close(pidfd);
+		if (fd < 0) {
+			int err = errno;
+
+			if (err == EPERM)
+				fail("%s: not allowed to take fds of process %lu "
+				     "(needs ptrace permission)", arg, pid);
+			else
+				fail("%s: %s", arg, err == EBADF ?
+				     "no such file descriptor" : strerror(err));
+			return -err;
+		}
+		return fd;
+	}
+	fail("%s: expected a file descriptor number or /proc/PID/fd/N", arg);
+	return -EINVAL;
+}
+
+static const char *status_word(int32_t status)
+{
+	return status > 0 ? "signalled" : status == 0 ? "pending" : "error";
+}
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void usage_info(FILE *f)
+{
+	fprintf(f, "usage: %s info [--json]\n"
+		"Report the kfdsync module: ABI, kernel, hooks on amdkfd (or relay\n"
+		"mode), and limits.\n", prog);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct kfdsync_module_info mi;
+	struct kfdsync_ctx *ctx;
+	bool json = false;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage_info(stdout);
+			return 0;
+		default:
+			usage_info(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage_info(stderr);
+		return EXIT_USAGE;
+	}
+	ret = kfdsync_ctx_new(&ctx);
+	if (ret) {
+		fail_ctx(ret);
+		return 1;
+	}
+	ret = kfdsync_ctx_get_module_info(ctx, &mi);
+	kfdsync_ctx_free(ctx);
+	if (ret == -EPROTO) {
+		fail("the loaded kfdsync module speaks ABI %s; this tool needs %d",
+		     "another version", KFDSYNC_ABI_VERSION);
+		return 1;
+	}
+	if (ret) {
+		fail("cannot query the kfdsync module: %s", strerror(-ret));
+		return 1;
+	}
+
+	const char *mode = (mi.flags & KFDSYNC_INFO_RELAY_FORCED) ? "relay (forced)" :
+			   !(mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "waiting for amdgpu" :
+			   mi.hooks ? "hooks" : "relay";
+
+	if (json) {
+		printf("{\"abi_version\": %u, \"kernel\": ", mi.abi_version);
+		json_string(mi.release);
+		printf(", \"kernel_version\": \"%u.%u.%u\", \"mode\": ",
+		       mi.kernel_version >> 16, (mi.kernel_version >> 8) & 0xff,
+		       mi.kernel_version & 0xff);
+		json_string(mode);
+		printf(", \"amdkfd_present\": %s, \"hooks\": [",
+		       (mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "true" : "false");
+		for (uint32_t bit = 1, n = 0; bit; bit <<= 1) {
+			if (!(mi.hooks_supported & bit) || !kfdsync_hook_name(bit))
+				continue;
+			printf("%s{\"name\": \"%s\", \"attached\": %s}", n++ ? ", " : "",
+			       kfdsync_hook_name(bit), (mi.hooks & bit) ? "true" : "false");
+		}
+		printf("], \"limits\": {\"max_contexts\": %u, \"max_events\": %u, "
+		       "\"max_fences\": %u, \"watchdog_ms\": %u, \"watchdog_max_ms\": %u}}\n",
+		       mi.max_contexts, mi.max_events, mi.max_fences, mi.watchdog_ms,
+		       mi.watchdog_max_ms);
+		return 0;
+	}
+	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
+	printf("mode:     %s\n", mode);
+	printf("hooks:   ");
+	for (uint32_t bit = 1; bit; bit <<= 1) {
+		if ((mi.hooks_supported & bit) && kfdsync_hook_name(bit))
+			printf(" %s%s", kfdsync_hook_name(bit),
+			       (mi.hooks & bit) ? "" : "(detached)");
+	}
+	printf("\nlimits:   %u contexts, %u events and %u pending fences per context\n",
+	       mi.max_contexts, mi.max_events, mi.max_fences);
+	printf("watchdog: %u ms by default, at most %u ms\n", mi.watchdog_ms,
+	       mi.watchdog_max_ms);
+	return 0;
+}
+
+static void usage_inspect(FILE *f)
+{
+	fprintf(f, "usage: %s inspect [--json] FD|/proc/PID/fd/N...\n"
+		"Show a sync_file's status, error and fences.\n", prog);
+}
+
+static int inspect_one(const char *arg, bool json, bool first)
+{
+	struct kfdsync_fence_status fences[64];
+	struct kfdsync_sync_file_status st;
+	int fd, n, ret = 0;
+
+	fd = open_fence_arg(arg);
+	if (fd < 0)
+		return 1;
+	n = kfdsync_sync_file_get_status(fd, &st, fences, 64);
+	close(fd);
+	if (n < 0) {
+		fail("%s: %s", arg, n == -EINVAL ? "not a sync_file" : strerror(-n));
+		return 1;
+	}
+	if (json) {
+		printf("%s{\"fd\": ", first ? "" : ",\n");
+		json_string(arg);
+		printf(", \"name\": ");
+		json_string(st.name);
+		printf(", \"status\": \"%s\", \"error\": %d, \"fences\": [",
+		       status_word(st.status), st.status < 0 ? st.status : 0);
+		for (int i = 0; i < n && i < 64; i++) {
+			printf("%s{\"driver\": ", i ? ", " : "");
+			json_string(fences[i].driver);
+			printf(", \"timeline\": ");
+			json_string(fences[i].timeline);
+			printf(", \"status\": \"%s\", \"error\": %d, \"timestamp_ns\": %" PRIu64 "}",
+			       status_word(fences[i].status),
+			       fences[i].status < 0 ? fences[i].status : 0,
+			       fences[i].timestamp_ns);
+		}
+		printf("]}");
+		return 0;
+	}
+	printf("%s: sync_file \"%s\": %s", arg, st.name, status_word(st.status));
+	if (st.status < 0)
+		printf(" %d (%s)", st.status, strerror(-st.status));
+	printf(", %u fence%s\n", st.num_fences, st.num_fences == 1 ? "" : "s");
+	for (int i = 0; i < n && i < 64; i++) {
+		printf("  %-10s %-32s %s", fences[i].driver, fences[i].timeline,
+		       status_word(fences[i].status));
+		if (fences[i].status < 0)
+			printf(" %d (%s)", fences[i].status, strerror(-fences[i].status));
+		if (fences[i].status != 0 && fences[i].timestamp_ns)
+			printf(" at %" PRIu64 ".%06" PRIu64 " s",
+			       fences[i].timestamp_ns / 1000000000,
+			       fences[i].timestamp_ns % 1000000000 / 1000);
+		putchar('\n');
+	}
+	if (n > 64)
+		printf("  ... %d more\n", n - 64);
+	return ret;
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool json = false;
+	int c, ret = 0;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage_inspect(stdout);
+			return 0;
+		default:
+			usage_inspect(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		usage_inspect(stderr);
+		return EXIT_USAGE;
+	}
+	if (json)
+		printf("[");
+	for (int i = optind; i < argc; i++)
+		ret |= inspect_one(argv[i], json, i == optind);
+	if (json)
+		printf("]\n");
+	return ret;
+}
+
+static void usage_wait(FILE *f)
+{
+	fprintf(f, "usage: %s wait [--timeout MS] FD|/proc/PID/fd/N...\n"
+		"Wait until every named sync_file signals. Exit status: 0 all\n"
+		"signalled without error, 1 one signalled with an error (or\n"
+		"failure), 124 timed out.\n", prog);
+}
+
+static int cmd_wait(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int64_t timeout_ns = -1;
+	int c, ret = 0;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': {
+			long long ms;
+
+			errno = 0;
+			ms = strtoll(optarg, &end, 10);
+			if (!*optarg || *end || errno || ms < 0 ||
+			    ms > INT64_MAX / 1000000) {
+				fail("--timeout: expected milliseconds, got '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			timeout_ns = ms * 1000000;
+			break;
+		}
+		case 'h':
+			usage_wait(stdout);
+			return 0;
+		default:
+			usage_wait(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		usage_wait(stderr);
+		return EXIT_USAGE;
+	}
+	for (int i = optind; i < argc; i++) {
+		struct kfdsync_sync_file_status st;
+		int fd = open_fence_arg(argv[i]);
+		int r;
+
+		if (fd < 0)
+			return 1;
+		/* One deadline for all: later fences get what is left. */
+		r = kfdsync_sync_file_wait(fd, timeout_ns);
+		if (!r)
+			r = kfdsync_sync_file_get_status(fd, &st, NULL, 0);
+		close(fd);
+		if (r == -ETIME) {
+			fail("%s: timed out", argv[i]);
+			return EXIT_TIMEOUT;
+		}
+		if (r < 0) {
+			fail("%s: %s", argv[i], r == -EINVAL ? "not a sync_file" : strerror(-r));
+			return 1;
+		}
+		if (st.status < 0) {
+			fail("%s: signalled with error %d (%s)", argv[i], st.status,
+			     strerror(-st.status));
+			ret = EXIT_FENCE_ERROR;
+		}
+	}
+	return ret;
+}
+
+static const struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "info", cmd_info, "report the kfdsync module: ABI, kernel, hooks, limits" },
+	{ "inspect", cmd_inspect, "show a sync_file's status, error and fences" },
+	{ "wait", cmd_wait, "wait for sync_files to signal, with a timeout" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: %s COMMAND [ARGS...]\n\ncommands:\n", prog);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'%s COMMAND --help' describes a command; see kfdsync(1).\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("kfdsync %d.%d (ABI %d)\n", KFDSYNC_LIB_VERSION_MAJOR,
+		       KFDSYNC_LIB_VERSION_MINOR, KFDSYNC_ABI_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(argv[1], commands[i].name)) {
+			/* The subcommand sees itself as argv[0]. */
+			return commands[i].fn(argc - 1, argv + 1);
+		}
+	}
+	fail("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file kfdsync.h
+ * @brief libkfdsync: AMD KFD events and Linux sync_file fences, bridged.
+ *
+ * libkfdsync is the userspace side of kfdsync.ko. It opens contexts on
+ * /dev/kfdsync and offers the fence plumbing an application, compositor or
+ * pipeline needs around them: sync_file merge/wait/inspection, and moving
+ * fences between sync_files, dma-bufs (implicit sync) and drm_syncobjs.
+ *
+ * Conventions, for every function in this header:
+ *
+ * - **Errors.** A function returns 0 or a non-negative value on success and
+ *   a negative errno on failure (e.g. `-ENOENT`); strerror(-ret) describes
+ *   it. errno itself is not part of the interface.
+ * - **File descriptors.** Every fd a function returns is new, close-on-exec
+ *   and owned by the caller, who closes it with close(2). Every fd passed in
+ *   is borrowed: the library never closes or keeps it.
+ * - **Timeouts** are relative, in nanoseconds; a negative timeout waits
+ *   forever, 0 only polls.
+ * - **Threads.** Functions that take no context are thread-safe. A context
+ *   may be used from several threads at once; kfdsync_ctx_free() must not
+ *   race with any other use of the same context.
+ * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
+ *
+ * Link with `pkg-config --cflags --libs kfdsync`. The kernel interface
+ * constants (hook bits, info flags) come from <linux/kfdsync.h>, installed
+ * with this header.
+ */
+#ifndef KFDSYNC_H
+#define KFDSYNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/kfdsync.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Version of this library, as in pkg-config. */
+#define KFDSYNC_LIB_VERSION_MAJOR 0
+#define KFDSYNC_LIB_VERSION_MINOR 1
+
+/**
+ * @defgroup ctx Contexts
+ * A context is one open of /dev/kfdsync, bound to the calling process.
+ * @{
+ */
+
+/** A kfdsync context (opaque). */
+struct kfdsync_ctx;
+
+/**
+ * Open a context on /dev/kfdsync.
+ *
+ * @param[out] ctx  the new context; free it with kfdsync_ctx_free()
+ * @return 0, or
+ *   - `-ENOENT`: /dev/kfdsync does not exist (kfdsync.ko is not loaded),
+ *   - `-EACCES`: no permission on /dev/kfdsync (see the udev rule: group
+ *     "render"),
+ *   - `-ENFILE`: the module's limit of open contexts is reached,
+ *   - `-EINVAL`: @p ctx is NULL,
+ *   - another negative errno from open(2).
+ */
+int kfdsync_ctx_new(struct kfdsync_ctx **ctx);
+
+/** Close a context and free it. NULL is accepted and ignored. */
+void kfdsync_ctx_free(struct kfdsync_ctx *ctx);
+
+/**
+ * The context's file descriptor, for poll(2) or the raw ioctls of
+ * <linux/kfdsync.h>. It stays owned by the context: do not close it.
+ */
+int kfdsync_ctx_fd(const struct kfdsync_ctx *ctx);
+
+/** What kfdsync.ko reports about itself (KFDSYNC_IOCTL_INFO). */
+struct kfdsync_module_info {
+	uint32_t abi_version;     /**< KFDSYNC_ABI_VERSION of the module */
+	uint32_t kernel_version;  /**< running kernel, KERNEL_VERSION(a, b, c) */
+	char release[72];         /**< running kernel's release string */
+	uint32_t hooks;           /**< KFDSYNC_HOOK_* bits attached now */
+	uint32_t hooks_supported; /**< KFDSYNC_HOOK_* bits this module knows */
+	uint32_t flags;           /**< KFDSYNC_INFO_* bits */
+	uint32_t max_contexts;    /**< open contexts, module-wide */
+	uint32_t max_events;      /**< registered events per context */
+	uint32_t max_fences;      /**< pending fences per context */
+	uint32_t watchdog_ms;     /**< default fence watchdog */
+	uint32_t watchdog_max_ms; /**< longest per-fence watchdog */
+};
+
+/**
+ * Ask the module about itself.
+ *
+ * @return 0, `-EINVAL` for NULL arguments, `-EPROTO` if the module speaks an
+ *   ABI this library does not know, or a negative errno from the ioctl.
+ */
+int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
+				struct kfdsync_module_info *info);
+
+/**
+ * Name of one KFDSYNC_HOOK_* bit ("gpu_interrupt", "cpu_set", ...), or NULL
+ * for a bit this library does not know. The string is static.
+ */
+const char *kfdsync_hook_name(uint32_t hook_bit);
+
+/** @} */
+
+/**
+ * @defgroup sync_file sync_file utilities
+ * These work on any sync_file, whoever made it.
+ * @{
+ */
+
+/**
+ * Is @p fd a sync_file?
+ * @return 1 yes, 0 an open fd of another kind, `-EBADF` not an open fd.
+ */
+int kfdsync_sync_file_check(int fd);
+
+/**
+ * Merge two sync_files into a new one that signals when both have.
+ *
+ * @param name  name of the new sync_file (truncated to 31 bytes); NULL for
+ *   "kfdsync-merge"
+ * @return the new sync_file fd (the caller closes it), `-EINVAL` if either
+ *   fd is not a sync_file, `-EBADF` if either is not open, or another
+ *   negative errno.
+ */
+int kfdsync_sync_file_merge(const char *name, int fd1, int fd2);
+
+/**
+ * Wait until a sync_file signals.
+ *
+ * A fence that signals with an error counts as signalled; use
+ * kfdsync_sync_file_get_status() to tell success from failure.
+ *
+ * @param timeout_ns  relative timeout; negative waits forever
+ * @return 0 signalled, `-ETIME` timed out, `-EINVAL` not a sync_file,
+ *   `-EBADF` not open, or another negative errno.
+ */
+int kfdsync_sync_file_wait(int fd, int64_t timeout_ns);
+
+/** One fence inside a sync_file. */
+struct kfdsync_fence_status {
+	char driver[32];       /**< driver that made it, e.g. "kfdsync", "vgem" */
+	char timeline[32];     /**< its timeline's name */
+	int32_t status;        /**< 1 signalled, 0 pending, < 0 error (-errno) */
+	uint64_t timestamp_ns; /**< CLOCK_MONOTONIC time it signalled, or 0 */
+};
+
+/** A sync_file as a whole. */
+struct kfdsync_sync_file_status {
+	char name[32];       /**< the sync_file's name */
+	int32_t status;      /**< 1 all signalled, 0 pending, < 0 an error */
+	uint32_t num_fences; /**< fences it holds */
+};
+
+/**
+ * Report a sync_file's state and, optionally, its fences.
+ *
+ * @param[out] st      the sync_file as a whole (may be NULL)
+ * @param[out] fences  up to @p max_fences entries (may be NULL if
+ *   @p max_fences is 0)
+ * @return the number of fences in the sync_file (which may exceed
+ *   @p max_fences: then only the first @p max_fences were filled in),
+ *   `-EINVAL` not a sync_file or bad arguments, `-EBADF`, `-ENOMEM`, or
+ *   another negative errno.
+ */
+int kfdsync_sync_file_get_status(int fd, struct kfdsync_sync_file_status *st,
+				 struct kfdsync_fence_status *fences,
+				 unsigned int max_fences);
+
+/** @} */
+
+/**
+ * @defgroup dmabuf dma-buf implicit sync
+ * Move fences between a sync_file and a dma-buf's reservation object
+ * (DMA_BUF_IOCTL_EXPORT_SYNC_FILE / IMPORT_SYNC_FILE, Linux 6.0+). This is
+ * how a fence reaches compositors and drivers that use implicit sync.
+ * @{
+ */
+
+/** Access a dma-buf fence is for: wait for writers only. */
+#define KFDSYNC_DMABUF_READ  (1u << 0)
+/** Access a dma-buf fence is for: wait for readers and writers. */
+#define KFDSYNC_DMABUF_WRITE (1u << 1)
+
+/**
+ * A sync_file of the fences a reader (KFDSYNC_DMABUF_READ) or a writer
+ * (KFDSYNC_DMABUF_WRITE) of the buffer would wait for now.
+ *
+ * @return the sync_file fd (the caller closes it), `-EINVAL` for bad flags,
+ *   `-ENOTTY` if @p dmabuf_fd is not a dma-buf or the kernel is older than
+ *   6.0, or another negative errno.
+ */
+int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int flags);
+
+/**
+ * Add a sync_file's fences to a dma-buf: with KFDSYNC_DMABUF_WRITE as a
+ * write (everyone waits), with KFDSYNC_DMABUF_READ as a read (writers wait).
+ *
+ * @return 0, `-EINVAL` for bad flags or a non-sync_file, `-ENOTTY` if
+ *   @p dmabuf_fd is not a dma-buf or the kernel is older than 6.0, or
+ *   another negative errno.
+ */
+int kfdsync_dmabuf_import_sync_file(int dmabuf_fd, int sync_file_fd,
+				    unsigned int flags);
+
+/** @} */
+
+/**
+ * @defgroup syncobj drm_syncobj
+ * Move fences between sync_files and drm_syncobjs on a DRM device fd
+ * (libdrm). Timeline points go through a temporary binary syncobj.
+ * @{
+ */
+
+/**
+ * Put a sync_file's fence into a syncobj: replace a binary syncobj's fence
+ * (@p point 0), or add it as timeline point @p point.
+ *
+ * @return 0, `-EOPNOTSUPP` if the device has no (timeline) syncobjs,
+ *   `-ENOENT` no such handle, `-EINVAL` not a sync_file, or another negative
+ *   errno.
+ */
+int kfdsync_syncobj_import_sync_file(int drm_fd, uint32_t handle,
+				     uint64_t point, int sync_file_fd);
+
+/**
+ * A sync_file for a binary syncobj's fence (@p point 0) or a timeline
+ * point.
+ *
+ * @return the sync_file fd (the caller closes it), `-EOPNOTSUPP` as above,
+ *   `-ENOENT` no such handle, `-EINVAL` no fence there yet, or another
+ *   negative errno.
+ */
+int kfdsync_syncobj_export_sync_file(int drm_fd, uint32_t handle,
+				     uint64_t point);
+
+/** @} */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KFDSYNC_H */

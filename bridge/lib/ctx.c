@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/* Contexts on /dev/kfdsync and what the module reports. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kfdsync.h"
+#include "internal.h"
+
+#define KFDSYNC_DEVICE "/dev/kfdsync"
+
+struct kfdsync_ctx {
+	int fd;
+};
+
+KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
+{
+	struct kfdsync_ctx *ctx;
+
+	if (!out)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	do {
+		ctx->fd = open(KFDSYNC_DEVICE, O_RDWR | O_CLOEXEC);
+	} while (ctx->fd < 0 && errno == EINTR);
+	if (ctx->fd < 0) {
+		int err = -errno;
+
+		free(ctx);
+		return err;
+	}
+	*out = ctx;
+	return 0;
+}
+
+KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	close(ctx->fd);
+	free(ctx);
+}
+
+KFDSYNC_EXPORT int kfdsync_ctx_fd(const struct kfdsync_ctx *ctx)
+{
+	return ctx ? ctx->fd : -EINVAL;
+}
+
+KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
+					       struct kfdsync_module_info *info)
+{
+	struct kfdsync_info ki;
+	int ret;
+
+	if (!ctx || !info)
+		return -EINVAL;
+	memset(&ki, 0, sizeof(ki));
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_INFO, &ki);
+	if (ret < 0)
+		return ret;
+	if (ki.abi_version != KFDSYNC_ABI_VERSION)
+		return -EPROTO;
+
+	memset(info, 0, sizeof(*info));
+	info->abi_version = ki.abi_version;
+	info->kernel_version = ki.kernel_version;
+	_Static_assert(sizeof(info->release) >= sizeof(ki.release), "release");
+	memcpy(info->release, ki.release, sizeof(ki.release));
+	info->release[sizeof(info->release) - 1] = '\0';
+	info->hooks = ki.hooks;
+	info->hooks_supported = ki.hooks_supported;
+	info->flags = ki.info_flags;
+	info->max_contexts = ki.max_contexts;
+	info->max_events = ki.max_events;
+	info->max_fences = ki.max_fences;
+	info->watchdog_ms = ki.watchdog_ms;
+	info->watchdog_max_ms = ki.watchdog_max_ms;
+	return 0;
+}
+
+KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} names[] = {
+		{ KFDSYNC_HOOK_GPU_INTERRUPT, "gpu_interrupt" },
+		{ KFDSYNC_HOOK_CPU_SET, "cpu_set" },
+		{ KFDSYNC_HOOK_HW_EXCEPTION, "hw_exception" },
+		{ KFDSYNC_HOOK_VM_FAULT, "vm_fault" },
+		{ KFDSYNC_HOOK_RESET, "reset" },
+		{ KFDSYNC_HOOK_POISON, "poison" },
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].bit == hook_bit)
+			return names[i].name;
+	return NULL;
+}

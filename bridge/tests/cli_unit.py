@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""kfdsync CLI host tests: usage, messages and exit codes without the module.
+
+usage: cli_unit.py PATH_TO_KFDSYNC
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+CLI = sys.argv[1]
+NO_MODULE = not os.path.exists("/dev/kfdsync")
+
+# (name, argv, expected status, regex on stdout+stderr, needs no module)
+CASES = [
+    ("cli_no_args_usage", [], 2, r"usage: kfdsync COMMAND", False),
+    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait", False),
+    ("cli_version", ["--version"], 0, r"^kfdsync \d+\.\d+ \(ABI 1\)", False),
+    ("cli_unknown_command", ["frobnicate"], 2, r"unknown command 'frobnicate'", False),
+    ("info_help", ["info", "--help"], 0, r"usage: kfdsync info", False),
+    ("info_extra_arg", ["info", "extra"], 2, r"usage: kfdsync info", False),
+    ("info_without_module", ["info"], 1,
+     r"kfdsync: kfdsync module not loaded \(no /dev/kfdsync\)", True),
+    ("info_json_without_module", ["info", "--json"], 1, r"module not loaded", True),
+    ("inspect_no_args", ["inspect"], 2, r"usage: kfdsync inspect", False),
+    ("inspect_not_sync_file", ["inspect", "0"], 1, r"0: not a sync_file", False),
+    ("inspect_closed_fd", ["inspect", "77"], 1,
+     r"77: not an open file descriptor of this process", False),
+    ("inspect_bad_arg", ["inspect", "stdin"], 1,
+     r"stdin: expected a file descriptor number or /proc/PID/fd/N", False),
+    ("inspect_no_process", ["inspect", "/proc/999999999/fd/3"], 1,
+     r"/proc/999999999/fd/3: no process 999999999", False),
+    ("inspect_no_such_fd", ["inspect", f"/proc/{os.getpid()}/fd/999"], 1,
+     r"no such file descriptor", False),
+    ("wait_bad_timeout", ["wait", "--timeout", "soon", "0"], 2,
+     r"--timeout: expected milliseconds, got 'soon'", False),
+    ("wait_negative_timeout", ["wait", "--timeout", "-5", "0"], 2, r"expected milliseconds",
+     False),
+    ("wait_not_sync_file", ["wait", "--timeout", "10", "0"], 1, r"0: not a sync_file", False),
+]
+
+print("TAP version 13")
+print(f"1..{len(CASES)}")
+failed = 0
+for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
+    if needs_no_module and not NO_MODULE:
+        print(f"ok {i} {name} # SKIP /dev/kfdsync exists here")
+        continue
+    # stdin is a pipe: "0" is an open fd that is not a sync_file.
+    p = subprocess.run([CLI] + argv, input="", capture_output=True, text=True)
+    out = p.stdout + p.stderr
+    good = p.returncode == status and re.search(pattern, out, re.S)
+    print(f"{'ok' if good else 'not ok'} {i} {name}")
+    if not good:
+        failed += 1
+        print(f"# status {p.returncode} (want {status}); output:")
+        for line in out.splitlines():
+            print("#   " + line)
+sys.exit(1 if failed else 0)

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libkfdsync host unit tests: argument checking and error codes of every
+ * function that can be exercised without kfdsync.ko or a DRM device.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "kfdsync.h"
+#include "tap.h"
+
+struct errcase {
+	const char *name;
+	int got;
+	int want;
+};
+
+int main(void)
+{
+	struct kfdsync_sync_file_status st;
+	struct kfdsync_module_info mi;
+	struct kfdsync_ctx *ctx = NULL;
+	int p[2], closed;
+	unsigned int named = 0;
+
+	if (pipe2(p, O_CLOEXEC))
+		tap_bail("pipe2");
+	closed = dup(p[0]);
+	close(closed);
+
+	for (uint32_t bit = 1; bit; bit <<= 1)
+		named += kfdsync_hook_name(bit) != NULL;
+
+	const struct errcase cases[] = {
+		{ "ctx_new_null", kfdsync_ctx_new(NULL), -EINVAL },
+		{ "ctx_fd_null", kfdsync_ctx_fd(NULL), -EINVAL },
+		{ "module_info_null_ctx", kfdsync_ctx_get_module_info(NULL, &mi), -EINVAL },
+		{ "sync_file_check_pipe", kfdsync_sync_file_check(p[0]), 0 },
+		{ "sync_file_check_closed", kfdsync_sync_file_check(closed), -EBADF },
+		{ "sync_file_merge_pipes", kfdsync_sync_file_merge("x", p[0], p[1]), -EINVAL },
+		{ "sync_file_merge_closed", kfdsync_sync_file_merge(NULL, closed, closed), -EBADF },
+		{ "sync_file_wait_pipe", kfdsync_sync_file_wait(p[0], 0), -EINVAL },
+		{ "sync_file_wait_closed", kfdsync_sync_file_wait(closed, -1), -EBADF },
+		{ "sync_file_status_pipe", kfdsync_sync_file_get_status(p[0], &st, NULL, 0), -EINVAL },
+		{ "sync_file_status_null_fences", kfdsync_sync_file_get_status(p[0], &st, NULL, 1),
+		  -EINVAL },
+		{ "dmabuf_export_no_flags", kfdsync_dmabuf_export_sync_file(p[0], 0), -EINVAL },
+		{ "dmabuf_export_bad_flags", kfdsync_dmabuf_export_sync_file(p[0], 4), -EINVAL },
+		{ "dmabuf_export_not_dmabuf",
+		  kfdsync_dmabuf_export_sync_file(p[0], KFDSYNC_DMABUF_READ), -ENOTTY },
+		{ "dmabuf_import_bad_flags", kfdsync_dmabuf_import_sync_file(p[0], p[1], 8), -EINVAL },
+		{ "dmabuf_import_not_dmabuf",
+		  kfdsync_dmabuf_import_sync_file(p[0], p[1], KFDSYNC_DMABUF_WRITE), -ENOTTY },
+		{ "syncobj_import_not_drm", kfdsync_syncobj_import_sync_file(p[0], 1, 0, p[1]),
+		  -EOPNOTSUPP },
+		{ "syncobj_export_not_drm_timeline", kfdsync_syncobj_export_sync_file(p[0], 1, 5),
+		  -EOPNOTSUPP },
+	};
+	const unsigned int n = sizeof(cases) / sizeof(cases[0]);
+
+	tap_plan(n + 4);
+	for (unsigned int i = 0; i < n; i++) {
+		if (!tap_ok(cases[i].got == cases[i].want, "%s", cases[i].name))
+			tap_diag("got %d, want %d", cases[i].got, cases[i].want);
+	}
+	tap_ok(named == 6 && !strcmp(kfdsync_hook_name(KFDSYNC_HOOK_GPU_INTERRUPT),
+				     "gpu_interrupt") && !kfdsync_hook_name(1u << 31),
+	       "hook_names_known_bits_only");
+	kfdsync_ctx_free(NULL);
+	tap_ok(true, "ctx_free_null_is_noop");
+
+	if (access("/dev/kfdsync", F_OK) == 0) {
+		tap_skip("/dev/kfdsync exists here", "ctx_new_without_module");
+		tap_skip("/dev/kfdsync exists here", "ctx_new_failure_leaves_out_untouched");
+	} else {
+		int ret = kfdsync_ctx_new(&ctx);
+
+		tap_ok(ret == -ENOENT, "ctx_new_without_module (%d)", ret);
+		tap_ok(ctx == NULL, "ctx_new_failure_leaves_out_untouched");
+	}
+	close(p[0]);
+	close(p[1]);
+	return tap_exit();
+}
