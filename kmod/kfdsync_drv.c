@@ -162,6 +162,17 @@ module_param_cb(watchdog_max_ms, &kfdsync_param_range_ops,
 MODULE_PARM_DESC(watchdog_max_ms,
 		 "Largest per-fence watchdog in ms (10-3600000, default 60000)");
 
+/**
+ * kfdsync_watchdog_default_ms() - the default fence watchdog, now
+ *
+ * Return: watchdog_ms, capped by watchdog_max_ms.
+ */
+unsigned int kfdsync_watchdog_default_ms(void)
+{
+	return min(READ_ONCE(kfdsync_watchdog_ms),
+		   READ_ONCE(kfdsync_watchdog_max_ms));
+}
+
 /* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
 static DEFINE_MUTEX(kfdsync_ctx_lock);
 static LIST_HEAD(kfdsync_ctx_list);
@@ -357,12 +368,18 @@ static int __init kfdsync_init(void)
 	if (ret)
 		goto err_hooks_exit;
 
+	ret = kfdsync_timeline_init(kfdsync_debugfs);
+	if (ret)
+		goto err_misc_deregister;
+
 	pr_info("ABI %u, /dev/%s ready, hooks %#x, %s\n",
 		KFDSYNC_ABI_VERSION, kfdsync_misc.name,
 		kfdsync_hooks_attached(),
 		kfdsync_param_hooks ? "hook mode" : "relay mode forced");
 	return 0;
 
+err_misc_deregister:
+	misc_deregister(&kfdsync_misc);
 err_hooks_exit:
 	kfdsync_hooks_exit();
 err_debugfs_remove:
@@ -372,6 +389,7 @@ err_debugfs_remove:
 
 static void __exit kfdsync_exit(void)
 {
+	kfdsync_timeline_exit();
 	misc_deregister(&kfdsync_misc);
 	kfdsync_hooks_exit();
 	debugfs_remove_recursive(kfdsync_debugfs);

@@ -76,4 +76,9 @@ u32 kfdsync_hooks_attached(void);
 u32 kfdsync_hooks_supported(void);
 bool kfdsync_hooks_amdkfd_present(void);
 
+unsigned int kfdsync_watchdog_default_ms(void);
+
+int kfdsync_timeline_init(struct dentry *debugfs_root);
+void kfdsync_timeline_exit(void);
+
 #endif /* KFDSYNC_INTERNAL_H */

@@ -1,0 +1,729 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: CPU timelines, sw_sync-compatible, with a watchdog and limits.
+ */
+
+/**
+ * DOC: CPU timelines
+ *
+ * /dev/kfdsync_timeline gives userspace producers that only userspace can
+ * see (CPU stages, decoders, other devices) dma_fences, with the interface
+ * of the kernel's sw_sync, which distribution kernels leave off
+ * (include/uapi/linux/kfdsync_timeline.h).
+ *
+ * Every open() is one timeline (&struct kfdsync_tl): a 32-bit value that
+ * starts at 0 and one dma_fence context. KFDSYNC_TL_IOC_CREATE_FENCE
+ * returns a sync_file for a value; KFDSYNC_TL_IOC_INC advances the value and
+ * signals every fence it reaches. As in sw_sync, values compare with 32-bit
+ * wrap-around: a fence for a value the timeline has reached, or one more
+ * than INT_MAX ahead of it, is born signalled, and a second fence for a
+ * value that is still pending is the same fence. Closing the timeline
+ * signals its pending fences with -ENOENT.
+ *
+ * What sw_sync lacks, and production use needs:
+ *
+ * - A watchdog: a fence still pending watchdog_ms after its creation is
+ *   signalled with -ETIMEDOUT, together with every pending fence of a lower
+ *   value (so that the fences of the context still signal in order).
+ * - Limits: open timelines (max_timelines, -ENFILE) and pending fences per
+ *   timeline (max_timeline_fences, -ENOSPC).
+ * - <debugfs>/kfdsync/timelines: every open timeline and the number of live
+ *   fences.
+ * - The module cannot unload while any fence lives: every fence holds its
+ *   timeline, every timeline holds a reference to the module.
+ *
+ * Locking: &kfdsync_tl.lock (a spinlock taken with IRQs off) is the lock of
+ * every fence of the timeline and protects its value and pending lists. The
+ * pending list holds a reference to each pending fence; fences are signalled
+ * under the lock and those references are dropped only after unlocking, so
+ * a fence callback that drops the last reference of another fence never
+ * re-enters the lock. The release op never takes the lock. The list of open
+ * timelines is protected by kfdsync_tl_list_lock (a mutex).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/dma-fence.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/kref.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/sync_file.h>
+#include <uapi/linux/sync_file.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+
+#include <linux/kfdsync_timeline.h>
+
+#include "kfdsync_internal.h"
+
+/*
+ * dma_fence_ops.set_deadline came (6.4) with SYNC_IOC_SET_DEADLINE, which
+ * <linux/sync_file.h> brings in: the uAPI macro is the feature test.
+ */
+#ifdef SYNC_IOC_SET_DEADLINE
+#define KFDSYNC_TL_HAVE_DEADLINE 1
+#else
+#define KFDSYNC_TL_HAVE_DEADLINE 0
+#endif
+
+/* Fence flag: &kfdsync_tl_fence.deadline is valid. */
+#define KFDSYNC_TL_FENCE_HAS_DEADLINE	DMA_FENCE_FLAG_USER_BITS
+
+static unsigned int kfdsync_tl_max_timelines = 1024;
+static unsigned int kfdsync_tl_max_fences = 1024;
+
+/* Set an unsigned int parameter in [1, 65536]; -ERANGE outside, as drv.c. */
+static int kfdsync_tl_param_set_limit(const char *val,
+				      const struct kernel_param *kp)
+{
+	unsigned int n;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (n < 1 || n > 65536)
+		return -ERANGE;
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
+}
+
+static const struct kernel_param_ops kfdsync_tl_limit_ops = {
+	.set = kfdsync_tl_param_set_limit,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_timelines, &kfdsync_tl_limit_ops,
+		&kfdsync_tl_max_timelines, 0644);
+MODULE_PARM_DESC(max_timelines,
+		 "Open CPU timelines, system-wide (1-65536, default 1024)");
+
+module_param_cb(max_timeline_fences, &kfdsync_tl_limit_ops,
+		&kfdsync_tl_max_fences, 0644);
+MODULE_PARM_DESC(max_timeline_fences,
+		 "Pending fences per CPU timeline (1-65536, default 1024)");
+
+/**
+ * struct kfdsync_tl - one CPU timeline, one open of /dev/kfdsync_timeline
+ * @ref:		References: the file and every fence hold one.
+ * @lock:		Lock of every fence of the timeline; protects @value,
+ *			@pending, @by_age and @nr_pending.
+ * @value:		Current value; fences up to it are signalled.
+ * @pending:		Pending fences by distance ahead of @value (closest
+ *			first); the list holds a reference to each.
+ * @by_age:		The same fences in creation order, for the watchdog.
+ * @nr_pending:		Length of @pending.
+ * @watchdog:		Signals fences older than @watchdog_ms.
+ * @context:		The dma_fence context.
+ * @node:		Entry in kfdsync_tl_list (kfdsync_tl_list_lock).
+ * @id:			Unique id, for debugfs.
+ * @tgid:		Process id of the opener.
+ * @comm:		Command name of the opener.
+ * @name:		Timeline name: "kfdsync-timeline:<tgid>:<comm>".
+ * @max_fences:		Limit of @nr_pending, snapshot of max_timeline_fences.
+ * @watchdog_ms:	Fence watchdog, snapshot at open.
+ * @rcu:		Frees the timeline after a grace period.
+ *
+ * Fields not marked otherwise are set at open and constant.
+ */
+struct kfdsync_tl {
+	struct kref ref;
+	/* The fences' lock; see the kernel-doc above. */
+	spinlock_t lock;
+	u32 value;
+	struct list_head pending;
+	struct list_head by_age;
+	unsigned int nr_pending;
+	struct delayed_work watchdog;
+	u64 context;
+	struct list_head node;
+	u64 id;
+	pid_t tgid;
+	char comm[TASK_COMM_LEN];
+	char name[64];
+	unsigned int max_fences;
+	unsigned int watchdog_ms;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct kfdsync_tl_fence - a fence of a CPU timeline
+ * @base:	The dma_fence; first, as dma_fence_free() frees it.
+ * @link:	Entry in &kfdsync_tl.pending (timeline lock).
+ * @age_link:	Entry in &kfdsync_tl.by_age (timeline lock).
+ * @expires:	Watchdog expiry, in jiffies.
+ * @deadline:	Earliest deadline hint, valid with KFDSYNC_TL_FENCE_HAS_DEADLINE
+ *		(fence lock).
+ */
+struct kfdsync_tl_fence {
+	struct dma_fence base;
+	struct list_head link;
+	struct list_head age_link;
+	unsigned long expires;
+	ktime_t deadline;
+};
+
+static DEFINE_MUTEX(kfdsync_tl_list_lock);
+static LIST_HEAD(kfdsync_tl_list);
+static unsigned int kfdsync_tl_count;
+static u64 kfdsync_tl_next_id;
+
+/* Fences created and not yet released, for debugfs and leak tests. */
+static atomic_t kfdsync_tl_live_fences = ATOMIC_INIT(0);
+
+static struct dentry *kfdsync_tl_debugfs;
+
+static const struct dma_fence_ops kfdsync_tl_fence_ops;
+
+static struct kfdsync_tl *fence_tl(struct dma_fence *fence)
+{
+	return container_of(fence->lock, struct kfdsync_tl, lock);
+}
+
+static void kfdsync_tl_release(struct kref *ref)
+{
+	struct kfdsync_tl *tl = container_of(ref, struct kfdsync_tl, ref);
+
+	/* RCU readers of a fence may still look at its timeline name. */
+	kfree_rcu(tl, rcu);
+	module_put(THIS_MODULE);
+}
+
+static void kfdsync_tl_get(struct kfdsync_tl *tl)
+{
+	kref_get(&tl->ref);
+}
+
+static void kfdsync_tl_put(struct kfdsync_tl *tl)
+{
+	kref_put(&tl->ref, kfdsync_tl_release);
+}
+
+static const char *kfdsync_tl_fence_driver_name(struct dma_fence *fence)
+{
+	return "kfdsync";
+}
+
+static const char *kfdsync_tl_fence_timeline_name(struct dma_fence *fence)
+{
+	return fence_tl(fence)->name;
+}
+
+static void kfdsync_tl_fence_release(struct dma_fence *fence)
+{
+	struct kfdsync_tl *tl = fence_tl(fence);
+
+	/* Not on the pending list: the list holds a reference. */
+	atomic_dec(&kfdsync_tl_live_fences);
+	dma_fence_free(fence);
+	kfdsync_tl_put(tl);
+}
+
+#if KFDSYNC_TL_HAVE_DEADLINE
+static struct kfdsync_tl_fence *to_tl_fence(struct dma_fence *fence)
+{
+	if (fence->ops != &kfdsync_tl_fence_ops)
+		return NULL;
+	return container_of(fence, struct kfdsync_tl_fence, base);
+}
+
+static void kfdsync_tl_fence_set_deadline(struct dma_fence *fence,
+					  ktime_t deadline)
+{
+	struct kfdsync_tl_fence *f = to_tl_fence(fence);
+	unsigned long flags;
+
+	spin_lock_irqsave(fence->lock, flags);
+	if (!test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags) ||
+	    ktime_before(deadline, f->deadline))
+		f->deadline = deadline;
+	__set_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags);
+	spin_unlock_irqrestore(fence->lock, flags);
+}
+#endif
+
+static const struct dma_fence_ops kfdsync_tl_fence_ops = {
+	.get_driver_name = kfdsync_tl_fence_driver_name,
+	.get_timeline_name = kfdsync_tl_fence_timeline_name,
+	.release = kfdsync_tl_fence_release,
+#if KFDSYNC_TL_HAVE_DEADLINE
+	.set_deadline = kfdsync_tl_fence_set_deadline,
+#endif
+};
+
+/* How far @value is ahead of the timeline; 0 or >INT_MAX: reached. */
+static u32 kfdsync_tl_ahead(struct kfdsync_tl *tl, u32 value)
+{
+	return value - tl->value;
+}
+
+static bool kfdsync_tl_reached(struct kfdsync_tl *tl, u32 value)
+{
+	u32 ahead = kfdsync_tl_ahead(tl, value);
+
+	return !ahead || ahead > INT_MAX;
+}
+
+/*
+ * Signal a pending fence with @error (0 for success) and move it to @done;
+ * the caller drops the list's reference after unlocking.
+ */
+static void kfdsync_tl_signal_locked(struct kfdsync_tl *tl,
+				     struct kfdsync_tl_fence *f, int error,
+				     struct list_head *done)
+{
+	lockdep_assert_held(&tl->lock);
+
+	if (error)
+		dma_fence_set_error(&f->base, error);
+	dma_fence_signal_locked(&f->base);
+	list_del_init(&f->age_link);
+	list_move_tail(&f->link, done);
+	tl->nr_pending--;
+}
+
+/* Drop the pending list's references of fences signalled under the lock. */
+static void kfdsync_tl_put_done(struct list_head *done)
+{
+	struct kfdsync_tl_fence *f, *next;
+
+	list_for_each_entry_safe(f, next, done, link) {
+		list_del_init(&f->link);
+		dma_fence_put(&f->base);
+	}
+}
+
+/* Advance the timeline by @inc (at most INT_MAX); signal what it reaches. */
+static void kfdsync_tl_advance_locked(struct kfdsync_tl *tl, u32 inc,
+				      struct list_head *done)
+{
+	struct kfdsync_tl_fence *f, *next;
+
+	lockdep_assert_held(&tl->lock);
+
+	/* Distances are at most INT_MAX, so this keeps the list order. */
+	list_for_each_entry_safe(f, next, &tl->pending, link) {
+		if (kfdsync_tl_ahead(tl, (u32)f->base.seqno) > inc)
+			break;
+		kfdsync_tl_signal_locked(tl, f, 0, done);
+	}
+	tl->value += inc;
+}
+
+static void kfdsync_tl_watchdog_arm_locked(struct kfdsync_tl *tl)
+{
+	struct kfdsync_tl_fence *oldest;
+	unsigned long now = jiffies;
+
+	lockdep_assert_held(&tl->lock);
+
+	oldest = list_first_entry_or_null(&tl->by_age, struct kfdsync_tl_fence,
+					  age_link);
+	if (!oldest)
+		return;
+	mod_delayed_work(system_wq, &tl->watchdog,
+			 time_after(oldest->expires, now) ?
+			 oldest->expires - now : 0);
+}
+
+/*
+ * The watchdog: a fence pending for watchdog_ms is signalled with
+ * -ETIMEDOUT, and so is every pending fence of a lower value, which must not
+ * signal after it.
+ */
+static void kfdsync_tl_watchdog_work(struct work_struct *work)
+{
+	struct kfdsync_tl *tl = container_of(to_delayed_work(work),
+					     struct kfdsync_tl, watchdog);
+	struct kfdsync_tl_fence *oldest, *f, *next;
+	LIST_HEAD(done);
+	bool cookie;
+	u32 limit;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irq(&tl->lock);
+	while ((oldest = list_first_entry_or_null(&tl->by_age,
+						  struct kfdsync_tl_fence,
+						  age_link))) {
+		if (time_before(jiffies, oldest->expires))
+			break;
+		limit = kfdsync_tl_ahead(tl, (u32)oldest->base.seqno);
+		list_for_each_entry_safe(f, next, &tl->pending, link) {
+			if (kfdsync_tl_ahead(tl, (u32)f->base.seqno) > limit)
+				break;
+			kfdsync_tl_signal_locked(tl, f, -ETIMEDOUT, &done);
+		}
+	}
+	kfdsync_tl_watchdog_arm_locked(tl);
+	spin_unlock_irq(&tl->lock);
+
+	kfdsync_tl_put_done(&done);
+	dma_fence_end_signalling(cookie);
+}
+
+/*
+ * Find or add the fence for @value. Returns a new reference to the fence,
+ * or ERR_PTR(-ENOMEM / -ENOSPC).
+ */
+static struct dma_fence *kfdsync_tl_fence_get(struct kfdsync_tl *tl,
+					      u32 value)
+{
+	struct kfdsync_tl_fence *f, *pos;
+	struct list_head *after;
+	u32 ahead;
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&f->link);
+	INIT_LIST_HEAD(&f->age_link);
+	dma_fence_init(&f->base, &kfdsync_tl_fence_ops, &tl->lock, tl->context,
+		       value);
+
+	spin_lock_irq(&tl->lock);
+	if (kfdsync_tl_reached(tl, value)) {
+		/* Born signalled, as in sw_sync; not pending. */
+		dma_fence_signal_locked(&f->base);
+		goto add;
+	}
+
+	/* Scan from the farthest: values usually grow. */
+	ahead = kfdsync_tl_ahead(tl, value);
+	after = &tl->pending;
+	list_for_each_entry_reverse(pos, &tl->pending, link) {
+		u32 pos_ahead = kfdsync_tl_ahead(tl, (u32)pos->base.seqno);
+
+		if (pos_ahead == ahead) {
+			dma_fence_get(&pos->base);
+			spin_unlock_irq(&tl->lock);
+			/* Never published, never referenced by anyone else. */
+			kfree(f);
+			return &pos->base;
+		}
+		if (pos_ahead < ahead) {
+			after = &pos->link;
+			break;
+		}
+	}
+	if (tl->nr_pending >= tl->max_fences) {
+		spin_unlock_irq(&tl->lock);
+		kfree(f);
+		return ERR_PTR(-ENOSPC);
+	}
+
+	/* The pending list's reference. */
+	dma_fence_get(&f->base);
+	list_add(&f->link, after);
+	f->expires = jiffies + msecs_to_jiffies(tl->watchdog_ms);
+	list_add_tail(&f->age_link, &tl->by_age);
+	if (!tl->nr_pending++)
+		kfdsync_tl_watchdog_arm_locked(tl);
+add:
+	kfdsync_tl_get(tl);
+	atomic_inc(&kfdsync_tl_live_fences);
+	spin_unlock_irq(&tl->lock);
+	return &f->base;
+}
+
+/*
+ * KFDSYNC_TL_IOC_CREATE_FENCE. Errors: -EFAULT, -EINVAL (@name not
+ * NUL-terminated), -ENOSPC (max_timeline_fences pending), -ENOMEM, -EMFILE
+ * (no free fd).
+ */
+static long kfdsync_tl_ioctl_create_fence(struct kfdsync_tl *tl,
+					  void __user *uarg)
+{
+	struct kfdsync_tl_create_fence args;
+	struct sync_file *sync_file;
+	struct dma_fence *fence;
+	int fd, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (!memchr(args.name, '\0', sizeof(args.name)))
+		return -EINVAL;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+
+	fence = kfdsync_tl_fence_get(tl, args.value);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		goto err_put_fd;
+	}
+
+	sync_file = sync_file_create(fence);
+	dma_fence_put(fence);
+	if (!sync_file) {
+		ret = -ENOMEM;
+		goto err_put_fd;
+	}
+	strscpy(sync_file->user_name, args.name, sizeof(sync_file->user_name));
+
+	args.fence = fd;
+	if (copy_to_user(uarg, &args, sizeof(args))) {
+		ret = -EFAULT;
+		goto err_fput;
+	}
+
+	fd_install(fd, sync_file->file);
+	return 0;
+
+err_fput:
+	fput(sync_file->file);
+err_put_fd:
+	put_unused_fd(fd);
+	return ret;
+}
+
+/* KFDSYNC_TL_IOC_INC. Errors: -EFAULT. */
+static long kfdsync_tl_ioctl_inc(struct kfdsync_tl *tl, void __user *uarg)
+{
+	LIST_HEAD(done);
+	bool cookie;
+	u32 inc;
+
+	if (copy_from_user(&inc, uarg, sizeof(inc)))
+		return -EFAULT;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irq(&tl->lock);
+	/* As sw_sync: steps of at most INT_MAX, so 32-bit compares work. */
+	while (inc > INT_MAX) {
+		kfdsync_tl_advance_locked(tl, INT_MAX, &done);
+		inc -= INT_MAX;
+	}
+	kfdsync_tl_advance_locked(tl, inc, &done);
+	spin_unlock_irq(&tl->lock);
+
+	kfdsync_tl_put_done(&done);
+	dma_fence_end_signalling(cookie);
+	return 0;
+}
+
+/*
+ * KFDSYNC_TL_IOC_GET_DEADLINE, 6.4+. Errors: -EFAULT, -EINVAL (@deadline_ns
+ * or @pad not 0, @fence_fd not a sync_file of one timeline fence), -ENOENT
+ * (no deadline set).
+ */
+static long kfdsync_tl_ioctl_get_deadline(struct kfdsync_tl *tl,
+					  void __user *uarg)
+{
+#if KFDSYNC_TL_HAVE_DEADLINE
+	struct kfdsync_tl_get_deadline args;
+	struct kfdsync_tl_fence *f;
+	struct dma_fence *fence;
+	unsigned long flags;
+	int ret = 0;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.deadline_ns || args.pad)
+		return -EINVAL;
+
+	fence = sync_file_get_fence(args.fence_fd);
+	if (!fence)
+		return -EINVAL;
+	f = to_tl_fence(fence);
+	if (!f) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	spin_lock_irqsave(fence->lock, flags);
+	if (test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags))
+		args.deadline_ns = ktime_to_ns(f->deadline);
+	else
+		ret = -ENOENT;
+	spin_unlock_irqrestore(fence->lock, flags);
+
+	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
+		ret = -EFAULT;
+out_put:
+	dma_fence_put(fence);
+	return ret;
+#else
+	return -ENOTTY;
+#endif
+}
+
+static long kfdsync_tl_ioctl(struct file *file, unsigned int cmd,
+			     unsigned long arg)
+{
+	struct kfdsync_tl *tl = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	switch (cmd) {
+	case KFDSYNC_TL_IOC_CREATE_FENCE:
+		return kfdsync_tl_ioctl_create_fence(tl, uarg);
+	case KFDSYNC_TL_IOC_INC:
+		return kfdsync_tl_ioctl_inc(tl, uarg);
+	case KFDSYNC_TL_IOC_GET_DEADLINE:
+		return kfdsync_tl_ioctl_get_deadline(tl, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* open() errors: -ENOMEM, -ENFILE (max_timelines timelines open). */
+static int kfdsync_tl_open(struct inode *inode, struct file *file)
+{
+	struct kfdsync_tl *tl;
+	int ret;
+
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+
+	tl = kzalloc(sizeof(*tl), GFP_KERNEL_ACCOUNT);
+	if (!tl)
+		return -ENOMEM;
+
+	kref_init(&tl->ref);
+	spin_lock_init(&tl->lock);
+	INIT_LIST_HEAD(&tl->pending);
+	INIT_LIST_HEAD(&tl->by_age);
+	INIT_DELAYED_WORK(&tl->watchdog, kfdsync_tl_watchdog_work);
+	tl->context = dma_fence_context_alloc(1);
+	tl->tgid = task_tgid_nr(current);
+	get_task_comm(tl->comm, current);
+	snprintf(tl->name, sizeof(tl->name), "kfdsync-timeline:%d:%s",
+		 task_tgid_nr(current), tl->comm);
+	tl->max_fences = READ_ONCE(kfdsync_tl_max_fences);
+	tl->watchdog_ms = kfdsync_watchdog_default_ms();
+
+	mutex_lock(&kfdsync_tl_list_lock);
+	if (kfdsync_tl_count >= READ_ONCE(kfdsync_tl_max_timelines)) {
+		mutex_unlock(&kfdsync_tl_list_lock);
+		kfree(tl);
+		return -ENFILE;
+	}
+	tl->id = kfdsync_tl_next_id++;
+	list_add_tail(&tl->node, &kfdsync_tl_list);
+	kfdsync_tl_count++;
+	mutex_unlock(&kfdsync_tl_list_lock);
+
+	/* Dropped when the last fence and the file are gone. */
+	__module_get(THIS_MODULE);
+	file->private_data = tl;
+	return 0;
+}
+
+static int kfdsync_tl_file_release(struct inode *inode, struct file *file)
+{
+	struct kfdsync_tl *tl = file->private_data;
+	struct kfdsync_tl_fence *f, *next;
+	LIST_HEAD(done);
+	bool cookie;
+
+	mutex_lock(&kfdsync_tl_list_lock);
+	list_del(&tl->node);
+	kfdsync_tl_count--;
+	mutex_unlock(&kfdsync_tl_list_lock);
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irq(&tl->lock);
+	list_for_each_entry_safe(f, next, &tl->pending, link)
+		kfdsync_tl_signal_locked(tl, f, -ENOENT, &done);
+	spin_unlock_irq(&tl->lock);
+
+	kfdsync_tl_put_done(&done);
+	dma_fence_end_signalling(cookie);
+	/* Nothing pending: a running watchdog does not re-arm. */
+	cancel_delayed_work_sync(&tl->watchdog);
+	kfdsync_tl_put(tl);
+	return 0;
+}
+
+static const struct file_operations kfdsync_tl_fops = {
+	.owner = THIS_MODULE,
+	.open = kfdsync_tl_open,
+	.release = kfdsync_tl_file_release,
+	.unlocked_ioctl = kfdsync_tl_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/* Kernel default mode 0600; the udev rule opens it up like DRM nodes. */
+static struct miscdevice kfdsync_tl_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "kfdsync_timeline",
+	.fops = &kfdsync_tl_fops,
+};
+
+static int kfdsync_timelines_show(struct seq_file *m, void *unused)
+{
+	unsigned int nr_pending;
+	struct kfdsync_tl *tl;
+	u32 value;
+
+	mutex_lock(&kfdsync_tl_list_lock);
+	seq_printf(m, "# %u of %u timelines, %d live fences\n",
+		   kfdsync_tl_count, READ_ONCE(kfdsync_tl_max_timelines),
+		   atomic_read(&kfdsync_tl_live_fences));
+	seq_puts(m, "# id       tgid     comm             context  value      pending max_fences watchdog_ms name\n");
+	list_for_each_entry(tl, &kfdsync_tl_list, node) {
+		/* Copy under the lock, print after: no printing with IRQs off. */
+		spin_lock_irq(&tl->lock);
+		value = tl->value;
+		nr_pending = tl->nr_pending;
+		spin_unlock_irq(&tl->lock);
+		seq_printf(m, "%-8llu %-8d %-16s %-8llu %-10u %-7u %-10u %-11u %s\n",
+			   tl->id, tl->tgid, tl->comm, tl->context, value,
+			   nr_pending, tl->max_fences, tl->watchdog_ms,
+			   tl->name);
+	}
+	mutex_unlock(&kfdsync_tl_list_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsync_timelines);
+
+/**
+ * kfdsync_timeline_init() - register /dev/kfdsync_timeline
+ * @debugfs_root: the module's debugfs directory (may be an error pointer)
+ *
+ * Return: 0 or a negative errno from misc_register().
+ */
+int kfdsync_timeline_init(struct dentry *debugfs_root)
+{
+	int ret;
+
+	ret = misc_register(&kfdsync_tl_misc);
+	if (ret)
+		return ret;
+
+	kfdsync_tl_debugfs = debugfs_create_file("timelines", 0444,
+						 debugfs_root, NULL,
+						 &kfdsync_timelines_fops);
+	return 0;
+}
+
+/**
+ * kfdsync_timeline_exit() - unregister /dev/kfdsync_timeline
+ *
+ * No timeline or fence exists any more: each holds a module reference.
+ */
+void kfdsync_timeline_exit(void)
+{
+	debugfs_remove(kfdsync_tl_debugfs);
+	misc_deregister(&kfdsync_tl_misc);
+	/* Wait for the timelines' pending kfree_rcu(). */
+	rcu_barrier();
+}
