@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kfdsync.h"
@@ -31,6 +34,8 @@
 #define EXIT_FENCE_ERROR 1
 #define EXIT_USAGE 2
 #define EXIT_TIMEOUT 124
+
+extern char **environ;
 
 static const char *prog = "kfdsync";
 
@@ -398,6 +403,134 @@ static int cmd_wait(int argc, char **argv)
 	return ret;
 }
 
+static void usage_timeline(FILE *f)
+{
+	fprintf(f, "usage: %s timeline [--count N] [--interval MS] [--name NAME] -- CMD [ARGS...]\n"
+		"Create a CPU timeline and run CMD with fences for values 1..N as fds\n"
+		"3..N+2 (also listed in $KFDSYNC_FENCE_FDS). Advance the timeline by\n"
+		"one every MS milliseconds (default 1000; 0: never) while CMD runs;\n"
+		"when CMD exits, the timeline is closed and fences still pending\n"
+		"signal with an error (-ENOENT). Exit status: CMD's.\n", prog);
+}
+
+static int parse_uint(const char *opt, const char *arg, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(arg, &end, 10);
+	if (!*arg || *end || errno || *out > max || arg[0] == '-') {
+		fail("%s: expected a number up to %lu, got '%s'", opt, max, arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_timeline(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long count = 1, interval = 1000;
+	posix_spawn_file_actions_t fa;
+	struct kfdsync_timeline *tl;
+	const char *name = "kfdsync-cli";
+	char fds_env[4096] = "";
+	int c, ret, status;
+	int fences[64];
+	pid_t pid;
+
+	while ((c = getopt_long(argc, argv, "+c:i:n:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (parse_uint("--count", optarg, 64, &count) || !count) {
+				if (!count)
+					fail("--count: at least 1");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'i':
+			if (parse_uint("--interval", optarg, 3600000, &interval))
+				return EXIT_USAGE;
+			break;
+		case 'n':
+			name = optarg;
+			if (strlen(name) > 31) {
+				fail("--name: at most 31 bytes");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			usage_timeline(stdout);
+			return 0;
+		default:
+			usage_timeline(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc) {
+		usage_timeline(stderr);
+		return EXIT_USAGE;
+	}
+	ret = kfdsync_timeline_new(&tl);
+	if (ret) {
+		if (ret == -ENOENT)
+			fail("kfdsync module not loaded (no /dev/kfdsync_timeline); "
+			     "try 'modprobe kfdsync'");
+		else if (ret == -EACCES || ret == -EPERM)
+			fail("no permission on /dev/kfdsync_timeline (group 'render')");
+		else
+			fail("cannot create a timeline: %s", strerror(-ret));
+		return 1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	for (unsigned long i = 0; i < count; i++) {
+		size_t len = strlen(fds_env);
+
+		fences[i] = kfdsync_timeline_create_fence(tl, (uint32_t)i + 1, name);
+		if (fences[i] < 0) {
+			fail("cannot create a fence: %s", strerror(-fences[i]));
+			count = i;
+			ret = 1;
+			goto out;
+		}
+		/* dup2 onto 3.. in the child clears close-on-exec there. */
+		posix_spawn_file_actions_adddup2(&fa, fences[i], 3 + (int)i);
+		snprintf(fds_env + len, sizeof(fds_env) - len, "%s%lu", i ? " " : "", 3 + i);
+	}
+	setenv("KFDSYNC_FENCE_FDS", fds_env, 1);
+	ret = posix_spawnp(&pid, argv[optind], &fa, NULL, argv + optind, environ);
+	if (ret) {
+		fail("%s: %s", argv[optind], strerror(ret));
+		ret = 127;
+		goto out;
+	}
+	/* The child has its copies; the timeline stays here. */
+	for (unsigned long i = 0; i < count; i++)
+		close(fences[i]);
+	for (unsigned long step = 0;;) {
+		struct timespec ts = { interval / 1000, (long)(interval % 1000) * 1000000 };
+
+		if (waitpid(pid, &status, interval && step < count ? WNOHANG : 0) == pid)
+			break;
+		nanosleep(&ts, NULL);
+		if (step < count && kfdsync_timeline_inc(tl, 1) == 0)
+			step++;
+	}
+	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	count = 0;
+out:
+	for (unsigned long i = 0; i < count; i++)
+		close(fences[i]);
+	posix_spawn_file_actions_destroy(&fa);
+	kfdsync_timeline_free(tl);
+	return ret;
+}
+
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -406,6 +539,7 @@ static const struct command {
 	{ "info", cmd_info, "report the kfdsync module: ABI, kernel, hooks, limits" },
 	{ "inspect", cmd_inspect, "show a sync_file's status, error and fences" },
 	{ "wait", cmd_wait, "wait for sync_files to signal, with a timeout" },
+	{ "timeline", cmd_timeline, "run a command with fences of a CPU timeline" },
 };
 
 static void usage(FILE *f)

@@ -109,6 +109,57 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
 /** @} */
 
 /**
+ * @defgroup timeline CPU timelines
+ * sw_sync-compatible timelines (/dev/kfdsync_timeline) for producers only
+ * userspace can see: a CPU stage, a decoder, another device's completion.
+ * A timeline counts up from 0; a fence for value V signals when the
+ * timeline reaches V. Freeing the timeline signals its pending fences with
+ * -ENOENT; the module's watchdog signals fences that wait too long with
+ * -ETIMEDOUT.
+ * @{
+ */
+
+/** A CPU timeline (opaque). */
+struct kfdsync_timeline;
+
+/**
+ * Create a timeline, at value 0.
+ *
+ * @return 0, `-ENOENT` kfdsync.ko is not loaded, `-EACCES` no permission on
+ *   /dev/kfdsync_timeline, `-ENFILE` the module's limit of timelines is
+ *   reached, `-EINVAL` @p tl is NULL, or another negative errno.
+ */
+int kfdsync_timeline_new(struct kfdsync_timeline **tl);
+
+/**
+ * Free a timeline; its pending fences signal with -ENOENT. NULL is
+ * accepted and ignored.
+ */
+void kfdsync_timeline_free(struct kfdsync_timeline *tl);
+
+/**
+ * A sync_file that signals when the timeline reaches @p value (already
+ * signalled if it has). Asking twice for one value gives the same fence.
+ *
+ * @param name  name of the sync_file (up to 31 bytes); NULL for "kfdsync"
+ * @return the sync_file fd (the caller closes it), `-ENOSPC` the timeline's
+ *   limit of pending fences is reached, `-EINVAL` bad arguments, or another
+ *   negative errno.
+ */
+int kfdsync_timeline_create_fence(struct kfdsync_timeline *tl, uint32_t value,
+				  const char *name);
+
+/**
+ * Advance the timeline by @p step, signalling every fence it passes. As
+ * with sw_sync, values are 32-bit and compared with wrap-around.
+ *
+ * @return 0, `-EINVAL` for NULL, or another negative errno.
+ */
+int kfdsync_timeline_inc(struct kfdsync_timeline *tl, uint32_t step);
+
+/** @} */
+
+/**
  * @defgroup sync_file sync_file utilities
  * These work on any sync_file, whoever made it.
  * @{

@@ -175,6 +175,52 @@ static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
 	close(drm);
 }
 
+static int32_t fence_status(int fd)
+{
+	struct kfdsync_sync_file_status st = { .status = 99 };
+
+	kfdsync_sync_file_get_status(fd, &st, NULL, 0);
+	return st.status;
+}
+
+static void timeline_tests(void)
+{
+	struct kfdsync_timeline *tl = NULL;
+	char out[4096], cli_path[512];
+	int f1 = -1, f2 = -1, ret;
+
+	ret = kfdsync_timeline_new(&tl);
+	tap_ok(ret == 0, "timeline_new (%d)", ret);
+	if (tl) {
+		f1 = kfdsync_timeline_create_fence(tl, 1, "one");
+		f2 = kfdsync_timeline_create_fence(tl, 2, NULL);
+	}
+	tap_ok(f1 >= 0 && f2 >= 0 && fence_status(f1) == 0 && fence_status(f2) == 0,
+	       "timeline_fences_pending");
+	tap_ok(kfdsync_timeline_inc(tl, 1) == 0 && fence_status(f1) == 1 && fence_status(f2) == 0,
+	       "timeline_inc_signals_only_reached_values");
+	tap_ok(kfdsync_timeline_create_fence(tl, 1, "a name longer than thirty-one bytes") ==
+	       -EINVAL, "timeline_fence_name_too_long");
+	kfdsync_timeline_free(tl);
+	tap_ok(fence_status(f2) == -ENOENT, "timeline_free_errors_pending_enoent (%d)",
+	       fence_status(f2));
+	if (f1 >= 0)
+		close(f1);
+	if (f2 >= 0)
+		close(f2);
+
+	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "20", "--", cli_path, "wait", "--timeout", "10000", "3", "4",
+		   NULL }) == 0, "cli_timeline_fences_signal_in_time");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--interval", "0", "--",
+		   cli_path, "inspect", "3", NULL }) == 0 && strstr(out, "pending") &&
+	       strstr(out, "kfdsync"), "cli_timeline_interval_0_stays_pending");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "3", "--",
+		   "sh", "-c", "test \"$KFDSYNC_FENCE_FDS\" = \"3 4 5\" && exit 7", NULL }) == 7,
+	       "cli_timeline_passes_fds_and_status");
+}
+
 int main(void)
 {
 	struct kfdsync_fence_status fences[4];
@@ -186,7 +232,7 @@ int main(void)
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, n;
 
-	tap_plan(27);
+	tap_plan(35);
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
@@ -255,6 +301,8 @@ int main(void)
 	/* drm_syncobj round trips (6.12's virtio-gpu). */
 	sfd = kfdsync_dmabuf_export_sync_file(d.dmabuf, KFDSYNC_DMABUF_READ);
 	syncobj_tests(sfd, vgem, d.fence);
+
+	timeline_tests();
 
 	tap_ok(kfdsync_sync_file_merge(NULL, sfa, vgem) == -EINVAL, "sync_file_merge_non_sync_file");
 	tap_ok(kfdsync_dmabuf_export_sync_file(vgem, KFDSYNC_DMABUF_READ) == -ENOTTY,
