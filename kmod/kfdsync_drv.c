@@ -27,6 +27,19 @@
  * kfdsync_hooks.c). Where hooks cannot be used, or with the module parameter
  * hooks=N, userspace relays signals instead ("relay mode").
  *
+ * A context registers signal events of its own process
+ * (KFDSYNC_IOCTL_EVENT_REGISTER, kfdsync_event.c): kfdsync finds the event's
+ * signal slot in the caller's own address space and keeps a reference to
+ * its page. Each registered event has an age, the signals kfdsync saw since
+ * the registration, and its own dma_fence context. "The next signal of
+ * event E after age A" is exported as a sync_file or as an eventfd wake-up
+ * (kfdsync_fence.c); a fence whose signal already happened is born
+ * signalled, so exporting after submitting work is race-free. Every fence
+ * ends: on the signal, or with -ETIMEDOUT (its watchdog), -ECANCELED (event
+ * unregistered, context closed, owner's address space gone), -EIO (hardware
+ * exception, poison, GPU reset, amdgpu unloaded) or -EFAULT (GPU memory
+ * fault). Every fence holds a reference to the module.
+ *
  * Userspace talks to the module with ioctls defined in
  * include/uapi/linux/kfdsync.h. There is one handler per ioctl,
  * kfdsync_ioctl_<verb>(), called from a single dispatcher; each handler
@@ -34,15 +47,21 @@
  * needs, then works. Unknown requests return -ENOTTY.
  *
  * An open file holds a reference to the module (the misc device's fops
- * owner), so kfdsync cannot be unloaded while any context exists.
+ * owner), and so does every fence, so kfdsync cannot be unloaded while any
+ * context or any of its fences exists.
  *
- * <debugfs>/kfdsync/contexts lists the open contexts, <debugfs>/kfdsync/hooks
- * lists each hook, whether it is attached, and how often it fired.
+ * <debugfs>/kfdsync/contexts lists the open contexts and their source,
+ * <debugfs>/kfdsync/events the registered events with their ages, slots and
+ * pending fences, <debugfs>/kfdsync/hooks each hook, whether it is attached,
+ * and how often it fired.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/debugfs.h>
+#include <linux/dma-fence.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
@@ -55,6 +74,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sync_file.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
 #include <linux/version.h>
@@ -194,12 +214,14 @@ void kfdsync_ctx_release(struct kref *ref)
 
 	mmdrop(ctx->mm);
 	put_pid(ctx->tgid);
-	kfree(ctx);
+	/* The hooks may still be walking past it. */
+	kfree_rcu(ctx, rcu);
 }
 
 static struct kfdsync_ctx *kfdsync_ctx_create(void)
 {
 	struct kfdsync_ctx *ctx;
+	int ret;
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
@@ -215,10 +237,18 @@ static struct kfdsync_ctx *kfdsync_ctx_create(void)
 	ctx->watchdog_max_ms = READ_ONCE(kfdsync_watchdog_max_ms);
 	ctx->watchdog_ms = min(READ_ONCE(kfdsync_watchdog_ms),
 			       ctx->watchdog_max_ms);
+	INIT_LIST_HEAD(&ctx->node);
+
+	ret = kfdsync_ctx_events_init(ctx);
+	if (ret) {
+		kfdsync_ctx_put(ctx);
+		return ERR_PTR(ret);
+	}
 
 	mutex_lock(&kfdsync_ctx_lock);
 	if (kfdsync_ctx_count >= READ_ONCE(kfdsync_max_contexts)) {
 		mutex_unlock(&kfdsync_ctx_lock);
+		kfdsync_ctx_events_fini(ctx);
 		kfdsync_ctx_put(ctx);
 		return ERR_PTR(-ENFILE);
 	}
@@ -237,6 +267,8 @@ static void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
 	kfdsync_ctx_count--;
 	mutex_unlock(&kfdsync_ctx_lock);
 
+	/* Cancels every pending fence of the context. */
+	kfdsync_ctx_events_fini(ctx);
 	kfdsync_ctx_put(ctx);
 }
 
@@ -304,6 +336,171 @@ static int kfdsync_ioctl_info(struct kfdsync_ctx *ctx, void __user *uarg)
 	return 0;
 }
 
+/* A context acts only for the process that opened it. */
+static bool kfdsync_ctx_is_caller(const struct kfdsync_ctx *ctx)
+{
+	return current->mm == ctx->mm;
+}
+
+static int kfdsync_ioctl_event_register(struct kfdsync_ctx *ctx,
+					void __user *uarg)
+{
+	struct kfdsync_event_register args;
+	int ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	ret = kfdsync_event_register(ctx, args.event_id, args.slot_addr);
+	if (ret)
+		return ret;
+
+	args.age = 0;
+	if (copy_to_user(uarg, &args, sizeof(args))) {
+		kfdsync_event_unregister(ctx, args.event_id);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int kfdsync_ioctl_event_unregister(struct kfdsync_ctx *ctx,
+					  void __user *uarg)
+{
+	struct kfdsync_event_unregister args;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	return kfdsync_event_unregister(ctx, args.event_id);
+}
+
+static int kfdsync_ioctl_event_query(struct kfdsync_ctx *ctx,
+				     void __user *uarg)
+{
+	struct kfdsync_event_query args;
+	int error, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	ret = kfdsync_event_query(ctx, args.event_id, &args.age, &error,
+				  &args.pending);
+	if (ret)
+		return ret;
+	args.error = error;
+	args.source = kfdsync_source();
+	args.pad = 0;
+
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return 0;
+}
+
+static int kfdsync_ioctl_export_sync_file(struct kfdsync_ctx *ctx,
+					  void __user *uarg)
+{
+	struct kfdsync_export args;
+	struct sync_file *sync_file;
+	struct dma_fence *fence;
+	int fd, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.pad)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+
+	fence = kfdsync_fence_create(ctx, args.event_id, args.age,
+				     args.deadline_ns, NULL);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		goto err_put_fd;
+	}
+
+	sync_file = sync_file_create(fence);
+	dma_fence_put(fence);
+	if (!sync_file) {
+		ret = -ENOMEM;
+		goto err_put_fd;
+	}
+
+	args.fd = fd;
+	if (copy_to_user(uarg, &args, sizeof(args))) {
+		ret = -EFAULT;
+		goto err_put_file;
+	}
+
+	fd_install(fd, sync_file->file);
+	return 0;
+
+err_put_file:
+	fput(sync_file->file);
+err_put_fd:
+	put_unused_fd(fd);
+	return ret;
+}
+
+static int kfdsync_ioctl_export_eventfd(struct kfdsync_ctx *ctx,
+					void __user *uarg)
+{
+	struct kfdsync_export args;
+	struct eventfd_ctx *eventfd;
+	struct dma_fence *fence;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.pad)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	eventfd = eventfd_ctx_fdget(args.fd);
+	if (IS_ERR(eventfd))
+		return PTR_ERR(eventfd);
+
+	/* On success the fence owns the eventfd reference. */
+	fence = kfdsync_fence_create(ctx, args.event_id, args.age,
+				     args.deadline_ns, eventfd);
+	if (IS_ERR(fence)) {
+		eventfd_ctx_put(eventfd);
+		return PTR_ERR(fence);
+	}
+	dma_fence_put(fence);
+	return 0;
+}
+
+static int kfdsync_ioctl_relay_signal(struct kfdsync_ctx *ctx,
+				      void __user *uarg)
+{
+	struct kfdsync_relay_signal args;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags)
+		return -EINVAL;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	return kfdsync_event_relay(ctx, args.event_id);
+}
+
 static long kfdsync_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -313,6 +510,18 @@ static long kfdsync_ioctl(struct file *file, unsigned int cmd,
 	switch (cmd) {
 	case KFDSYNC_IOCTL_INFO:
 		return kfdsync_ioctl_info(ctx, uarg);
+	case KFDSYNC_IOCTL_EVENT_REGISTER:
+		return kfdsync_ioctl_event_register(ctx, uarg);
+	case KFDSYNC_IOCTL_EVENT_UNREGISTER:
+		return kfdsync_ioctl_event_unregister(ctx, uarg);
+	case KFDSYNC_IOCTL_EVENT_QUERY:
+		return kfdsync_ioctl_event_query(ctx, uarg);
+	case KFDSYNC_IOCTL_EXPORT_SYNC_FILE:
+		return kfdsync_ioctl_export_sync_file(ctx, uarg);
+	case KFDSYNC_IOCTL_EXPORT_EVENTFD:
+		return kfdsync_ioctl_export_eventfd(ctx, uarg);
+	case KFDSYNC_IOCTL_RELAY_SIGNAL:
+		return kfdsync_ioctl_relay_signal(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -340,11 +549,14 @@ static int kfdsync_contexts_show(struct seq_file *m, void *unused)
 	mutex_lock(&kfdsync_ctx_lock);
 	seq_printf(m, "# %u of %u contexts\n", kfdsync_ctx_count,
 		   READ_ONCE(kfdsync_max_contexts));
-	seq_puts(m, "# id       tgid     comm             max_events max_fences watchdog_ms watchdog_max_ms\n");
+	seq_puts(m, "# id       tgid     comm             source events pending max_events max_fences watchdog_ms watchdog_max_ms\n");
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		seq_printf(m, "%-8llu %-8d %-16s %-10u %-10u %-11u %u\n",
+		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %u\n",
 			   ctx->id, pid_nr(ctx->tgid), ctx->comm,
-			   ctx->max_events, ctx->max_fences, ctx->watchdog_ms,
+			   kfdsync_source() == KFDSYNC_SOURCE_HOOKS ?
+			   "hooks" : "relay", READ_ONCE(ctx->n_events),
+			   atomic_read(&ctx->n_pending), ctx->max_events,
+			   ctx->max_fences, ctx->watchdog_ms,
 			   ctx->watchdog_max_ms);
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
@@ -359,6 +571,7 @@ static int __init kfdsync_init(void)
 	kfdsync_debugfs = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_file("contexts", 0444, kfdsync_debugfs, NULL,
 			    &kfdsync_contexts_fops);
+	kfdsync_events_debugfs_init(kfdsync_debugfs);
 
 	ret = kfdsync_hooks_init(kfdsync_param_hooks, kfdsync_debugfs);
 	if (ret)
@@ -393,6 +606,8 @@ static void __exit kfdsync_exit(void)
 	misc_deregister(&kfdsync_misc);
 	kfdsync_hooks_exit();
 	debugfs_remove_recursive(kfdsync_debugfs);
+	/* Every fence is gone (each held a module reference): free them. */
+	kfdsync_fence_exit();
 }
 
 module_init(kfdsync_init);

@@ -18,23 +18,46 @@
  *
  * A kprobe does not pin amdgpu: when amdgpu unloads, the kprobe core marks
  * our probes gone before the text is freed, and our GOING callback
- * unregisters them.
+ * unregisters them. On GOING, kfdsync also ends every pending fence with
+ * -EIO: amdkfd and its events are gone.
  *
- * The handlers only count hits for now. They run with preemption disabled,
- * possibly in interrupt context: no sleeping, no locks beyond atomics.
+ * What the handlers do (they run with preemption disabled, in a kworker or
+ * a process; spinlocks and RCU only, no sleeping, no allocation):
+ *
+ * - gpu_interrupt, a kretprobe on kfd_signal_event_interrupt(pasid, ...):
+ *   at entry, before amdkfd acknowledges any slot, count the set slots of
+ *   the interrupted process's registered events; at return, notice the
+ *   slots amdkfd acknowledged (kfdsync_event.c);
+ * - cpu_set, a kretprobe on kfd_set_event(p, id): record current's mm and
+ *   the id at entry; if amdkfd returns 0, the event of that mm and id
+ *   signalled;
+ * - hw_exception, vm_fault, poison (a pasid) and reset (every process):
+ *   end the fences of the affected contexts with -EIO / -EFAULT.
+ *
+ * A pasid is matched to a context without knowing amdkfd's structures: the
+ * process amdkfd finds by the pasid (kfd_lookup_process_by_pasid()) must be
+ * the one it finds by the context's mm (kfd_lookup_process_by_mm()); both
+ * take a reference, released with kfd_unref_process(). kfdsync finds these
+ * three global, unexported functions when amdgpu arrives, by registering a
+ * kprobe on each and reading its address, and forgets them when it goes,
+ * after the hooks that call them are detached.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kobject.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
+#include <linux/uaccess.h>
 
 #include <linux/kfdsync.h>
 
@@ -43,44 +66,195 @@
 /* The module that carries amdkfd. */
 #define KFDSYNC_AMDGPU		"amdgpu"
 
+/* Concurrent calls a kretprobe follows; more are missed (counted). */
+#define KFDSYNC_HOOK_MAXACTIVE	64
+
 /**
- * struct kfdsync_hook - one kprobe on an amdkfd function
+ * struct kfdsync_hook - one kprobe or kretprobe on an amdkfd function
  * @name:	Short name, for debugfs.
  * @symbol:	"module:function", as kprobes resolve it.
  * @bit:	KFDSYNC_HOOK_* bit of the hook.
+ * @pre:	Handler of a plain kprobe, or NULL for a kretprobe.
+ * @entry:	Entry handler of a kretprobe.
+ * @ret:	Return handler of a kretprobe.
+ * @data_size:	Per-call data of a kretprobe.
  * @kp:		The kprobe; only valid while @attached.
- * @attached:	Whether @kp is registered.
+ * @krp:	The kretprobe; only valid while @attached.
+ * @attached:	Whether @kp or @krp is registered.
  * @hits:	Times the handler ran since kfdsync was loaded.
  *
- * @kp and @attached are protected by kfdsync_hooks_lock; @hits is atomic.
+ * @kp, @krp and @attached are protected by kfdsync_hooks_lock; @hits is
+ * atomic.
  */
 struct kfdsync_hook {
 	const char *name;
 	const char *symbol;
 	u32 bit;
+	kprobe_pre_handler_t pre;
+	kretprobe_handler_t entry;
+	kretprobe_handler_t ret;
+	size_t data_size;
 	struct kprobe kp;
+	struct kretprobe krp;
 	bool attached;
 	atomic64_t hits;
 };
 
-#define KFDSYNC_HOOK(_name, _fn, _bit) {			\
+enum {
+	KFDSYNC_HOOK_IDX_GPU,
+	KFDSYNC_HOOK_IDX_CPU,
+	KFDSYNC_HOOK_IDX_HW_EXCEPTION,
+	KFDSYNC_HOOK_IDX_VM_FAULT,
+	KFDSYNC_HOOK_IDX_RESET,
+	KFDSYNC_HOOK_IDX_POISON,
+	KFDSYNC_HOOK_COUNT,
+};
+
+static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT];
+
+static void kfdsync_hook_hit(unsigned int idx)
+{
+	atomic64_inc(&kfdsync_hooks[idx].hits);
+}
+
+/* kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_bits) */
+static int kfdsync_hook_gpu_entry(struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_GPU);
+	kfdsync_events_interrupt(regs_get_kernel_argument(regs, 0), true);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_gpu_entry);
+
+static int kfdsync_hook_gpu_ret(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	kfdsync_events_interrupt(0, false);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_gpu_ret);
+
+/**
+ * struct kfdsync_cpu_set_call - one call of kfd_set_event()
+ * @mm:	Address space of the caller (the event's owner).
+ * @id:	The event id.
+ */
+struct kfdsync_cpu_set_call {
+	const struct mm_struct *mm;
+	u32 id;
+};
+
+/* int kfd_set_event(struct kfd_process *p, u32 event_id), p == current's */
+static int kfdsync_hook_cpu_entry(struct kretprobe_instance *ri,
+				  struct pt_regs *regs)
+{
+	struct kfdsync_cpu_set_call *call = (void *)ri->data;
+
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_CPU);
+	call->mm = current->mm;
+	call->id = regs_get_kernel_argument(regs, 1);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_cpu_entry);
+
+static int kfdsync_hook_cpu_ret(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	struct kfdsync_cpu_set_call *call = (void *)ri->data;
+
+	if (call->mm && !regs_return_value(regs))
+		kfdsync_events_cpu_set(call->mm, call->id);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_cpu_ret);
+
+/* kfd_signal_hw_exception_event(u32 pasid) */
+static int kfdsync_hook_hw_exception(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_HW_EXCEPTION);
+	kfdsync_events_fail(regs_get_kernel_argument(regs, 0), false, -EIO);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_hw_exception);
+
+/* kfd_signal_vm_fault_event(struct kfd_dev *dev, u32 pasid, ...) */
+static int kfdsync_hook_vm_fault(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_VM_FAULT);
+	kfdsync_events_fail(regs_get_kernel_argument(regs, 1), false, -EFAULT);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_vm_fault);
+
+/* kfd_signal_reset_event(struct kfd_dev *dev): every process */
+static int kfdsync_hook_reset(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_RESET);
+	kfdsync_events_fail(0, true, -EIO);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_reset);
+
+/* kfd_signal_poison_consumed_event(struct kfd_dev *dev, u32 pasid) */
+static int kfdsync_hook_poison(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_POISON);
+	kfdsync_events_fail(regs_get_kernel_argument(regs, 1), false, -EIO);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_poison);
+
+#define KFDSYNC_KPROBE(_name, _fn, _bit, _pre) {		\
 	.name = _name,						\
 	.symbol = KFDSYNC_AMDGPU ":" _fn,			\
 	.bit = _bit,						\
+	.pre = _pre,						\
 	.hits = ATOMIC64_INIT(0),				\
 }
 
-static struct kfdsync_hook kfdsync_hooks[] = {
-	KFDSYNC_HOOK("gpu_interrupt", "kfd_signal_event_interrupt",
-		     KFDSYNC_HOOK_GPU_INTERRUPT),
-	KFDSYNC_HOOK("cpu_set", "kfd_set_event", KFDSYNC_HOOK_CPU_SET),
-	KFDSYNC_HOOK("hw_exception", "kfd_signal_hw_exception_event",
-		     KFDSYNC_HOOK_HW_EXCEPTION),
-	KFDSYNC_HOOK("vm_fault", "kfd_signal_vm_fault_event",
-		     KFDSYNC_HOOK_VM_FAULT),
-	KFDSYNC_HOOK("reset", "kfd_signal_reset_event", KFDSYNC_HOOK_RESET),
-	KFDSYNC_HOOK("poison", "kfd_signal_poison_consumed_event",
-		     KFDSYNC_HOOK_POISON),
+#define KFDSYNC_KRETPROBE(_name, _fn, _bit, _entry, _ret, _size) {	\
+	.name = _name,						\
+	.symbol = KFDSYNC_AMDGPU ":" _fn,			\
+	.bit = _bit,						\
+	.entry = _entry,					\
+	.ret = _ret,						\
+	.data_size = _size,					\
+	.hits = ATOMIC64_INIT(0),				\
+}
+
+static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
+	[KFDSYNC_HOOK_IDX_GPU] =
+		KFDSYNC_KRETPROBE("gpu_interrupt", "kfd_signal_event_interrupt",
+				  KFDSYNC_HOOK_GPU_INTERRUPT,
+				  kfdsync_hook_gpu_entry, kfdsync_hook_gpu_ret,
+				  0),
+	[KFDSYNC_HOOK_IDX_CPU] =
+		KFDSYNC_KRETPROBE("cpu_set", "kfd_set_event",
+				  KFDSYNC_HOOK_CPU_SET,
+				  kfdsync_hook_cpu_entry, kfdsync_hook_cpu_ret,
+				  sizeof(struct kfdsync_cpu_set_call)),
+	[KFDSYNC_HOOK_IDX_HW_EXCEPTION] =
+		KFDSYNC_KPROBE("hw_exception", "kfd_signal_hw_exception_event",
+			       KFDSYNC_HOOK_HW_EXCEPTION,
+			       kfdsync_hook_hw_exception),
+	[KFDSYNC_HOOK_IDX_VM_FAULT] =
+		KFDSYNC_KPROBE("vm_fault", "kfd_signal_vm_fault_event",
+			       KFDSYNC_HOOK_VM_FAULT, kfdsync_hook_vm_fault),
+	[KFDSYNC_HOOK_IDX_RESET] =
+		KFDSYNC_KPROBE("reset", "kfd_signal_reset_event",
+			       KFDSYNC_HOOK_RESET, kfdsync_hook_reset),
+	[KFDSYNC_HOOK_IDX_POISON] =
+		KFDSYNC_KPROBE("poison", "kfd_signal_poison_consumed_event",
+			       KFDSYNC_HOOK_POISON, kfdsync_hook_poison),
 };
 
 /* Serialises attach and detach: init, exit and the module notifier. */
@@ -95,15 +269,112 @@ static bool kfdsync_amdkfd_live;
 /* KFDSYNC_HOOK_* bits attached; written under kfdsync_hooks_lock. */
 static u32 kfdsync_hooks_mask;
 
-static int kfdsync_hook_pre(struct kprobe *kp, struct pt_regs *regs)
-{
-	struct kfdsync_hook *hook = container_of(kp, struct kfdsync_hook, kp);
+/**
+ * struct kfdsync_kfd_fns - amdkfd's process lookup functions
+ * @by_pasid:	kfd_lookup_process_by_pasid(), takes a reference.
+ * @by_mm:	kfd_lookup_process_by_mm(), takes a reference.
+ * @unref:	kfd_unref_process().
+ *
+ * Set (under kfdsync_hooks_lock) before the hooks attach, cleared after
+ * they detach: the handlers read them without a lock.
+ */
+struct kfdsync_kfd_fns {
+	void *(*by_pasid)(u32 pasid);
+	void *(*by_mm)(const struct mm_struct *mm);
+	void (*unref)(void *p);
+};
 
-	atomic64_inc(&hook->hits);
-	return 0;
+static struct kfdsync_kfd_fns kfdsync_kfd;
+
+/* The start of @name given an address inside it (kprobes may skip ENDBR). */
+static unsigned long kfdsync_kfd_func_start(unsigned long addr,
+					    const char *name)
+{
+	char buf[KSYM_SYMBOL_LEN];
+	size_t len = strlen(name);
+	unsigned long off;
+
+	sprint_symbol(buf, addr);
+	if (strncmp(buf, name, len) || buf[len] != '+')
+		return 0;
+	if (sscanf(buf + len, "+%lx/", &off) != 1 || off > addr)
+		return 0;
+	return addr - off;
 }
 
-NOKPROBE_SYMBOL(kfdsync_hook_pre);
+static void *kfdsync_kfd_lookup(const char *name)
+{
+	char qualified[KSYM_NAME_LEN];
+	struct kprobe kp = { .symbol_name = qualified };
+	unsigned long start;
+
+	snprintf(qualified, sizeof(qualified), "%s:%s", KFDSYNC_AMDGPU, name);
+	if (register_kprobe(&kp))
+		return NULL;
+	start = kfdsync_kfd_func_start((unsigned long)kp.addr, name);
+	unregister_kprobe(&kp);
+	if (!start)
+		return NULL;
+
+#ifdef CONFIG_X86_KERNEL_IBT
+	/* An indirect call needs an intact ENDBR64 when IBT is enforced. */
+	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
+		u32 insn;
+
+		if (copy_from_kernel_nofault(&insn, (void *)start,
+					     sizeof(insn)) ||
+		    insn != 0xfa1e0ff3)
+			return NULL;
+	}
+#endif
+	return (void *)start;
+}
+
+static void kfdsync_kfd_resolve(void)
+{
+	struct kfdsync_kfd_fns fns;
+
+	lockdep_assert_held(&kfdsync_hooks_lock);
+
+	fns.by_pasid = kfdsync_kfd_lookup("kfd_lookup_process_by_pasid");
+	fns.by_mm = kfdsync_kfd_lookup("kfd_lookup_process_by_mm");
+	fns.unref = kfdsync_kfd_lookup("kfd_unref_process");
+	if (!fns.by_pasid || !fns.by_mm || !fns.unref) {
+		pr_info("amdkfd process lookup not found: exceptions are not matched to processes\n");
+		memset(&fns, 0, sizeof(fns));
+	}
+	kfdsync_kfd = fns;
+}
+
+/**
+ * kfdsync_hooks_same_process() - is @pasid the process of @mm?
+ * @pasid: an amdkfd pasid, from a hook's arguments
+ * @mm: a context's address space
+ * @unknown: the answer when amdkfd's lookup functions are not available
+ *
+ * Only for hook handlers (amdgpu is loaded while they run). Never sleeps.
+ *
+ * Return: whether amdkfd's process for @pasid is its process for @mm (false
+ * if either has none), or @unknown.
+ */
+bool kfdsync_hooks_same_process(u32 pasid, const struct mm_struct *mm,
+				bool unknown)
+{
+	void *by_pasid, *by_mm;
+	bool same;
+
+	if (!kfdsync_kfd.by_pasid)
+		return unknown;
+	by_pasid = kfdsync_kfd.by_pasid(pasid);
+	if (!by_pasid)
+		return false;
+	by_mm = kfdsync_kfd.by_mm(mm);
+	same = by_mm == by_pasid;
+	if (by_mm)
+		kfdsync_kfd.unref(by_mm);
+	kfdsync_kfd.unref(by_pasid);
+	return same;
+}
 
 static void kfdsync_hook_attach(struct kfdsync_hook *hook)
 {
@@ -116,10 +387,19 @@ static void kfdsync_hook_attach(struct kfdsync_hook *hook)
 
 	/* A kprobe must not be registered again with its old address. */
 	memset(&hook->kp, 0, sizeof(hook->kp));
-	hook->kp.symbol_name = hook->symbol;
-	hook->kp.pre_handler = kfdsync_hook_pre;
-
-	ret = register_kprobe(&hook->kp);
+	memset(&hook->krp, 0, sizeof(hook->krp));
+	if (hook->pre) {
+		hook->kp.symbol_name = hook->symbol;
+		hook->kp.pre_handler = hook->pre;
+		ret = register_kprobe(&hook->kp);
+	} else {
+		hook->krp.kp.symbol_name = hook->symbol;
+		hook->krp.entry_handler = hook->entry;
+		hook->krp.handler = hook->ret;
+		hook->krp.data_size = hook->data_size;
+		hook->krp.maxactive = KFDSYNC_HOOK_MAXACTIVE;
+		ret = register_kretprobe(&hook->krp);
+	}
 	if (ret) {
 		pr_info("hook %s (%s) not attached: %d\n",
 			hook->name, hook->symbol, ret);
@@ -137,7 +417,10 @@ static void kfdsync_hook_detach(struct kfdsync_hook *hook)
 		return;
 
 	/* Waits for running handlers; fine on a probe marked gone. */
-	unregister_kprobe(&hook->kp);
+	if (hook->pre)
+		unregister_kprobe(&hook->kp);
+	else
+		unregister_kretprobe(&hook->krp);
 	hook->attached = false;
 	WRITE_ONCE(kfdsync_hooks_mask, kfdsync_hooks_mask & ~hook->bit);
 }
@@ -196,8 +479,11 @@ static void kfdsync_amdkfd_arrived(void)
 	lockdep_assert_held(&kfdsync_hooks_lock);
 
 	WRITE_ONCE(kfdsync_amdkfd_live, true);
-	if (kfdsync_hooks_enabled)
+	if (kfdsync_hooks_enabled) {
+		if (!kfdsync_kfd.by_pasid)
+			kfdsync_kfd_resolve();
 		kfdsync_hooks_attach_all();
+	}
 }
 
 static void kfdsync_amdkfd_gone(void)
@@ -206,6 +492,10 @@ static void kfdsync_amdkfd_gone(void)
 
 	WRITE_ONCE(kfdsync_amdkfd_live, false);
 	kfdsync_hooks_detach_all();
+	/* No handler runs any more: forget amdkfd's functions. */
+	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
+	/* amdkfd's events are gone with it. */
+	kfdsync_events_fail(0, true, -EIO);
 }
 
 static int kfdsync_module_notify(struct notifier_block *nb,

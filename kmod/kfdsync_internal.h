@@ -6,13 +6,21 @@
 #ifndef KFDSYNC_INTERNAL_H
 #define KFDSYNC_INTERNAL_H
 
+#include <linux/atomic.h>
+#include <linux/dma-fence.h>
+#include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/mmu_notifier.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 
 struct dentry;
+struct eventfd_ctx;
 struct mm_struct;
+struct page;
 struct pid;
 
 /**
@@ -29,9 +37,24 @@ struct pid;
  * @max_fences:		Unsignalled fences this context may have exported.
  * @watchdog_ms:	Default fence watchdog, in milliseconds.
  * @watchdog_max_ms:	Upper bound of a per-fence watchdog override.
+ * @lock:		Protects @events, @n_events and @dead (irqsave: the
+ *			hooks take it with interrupts off).
+ * @events:		Registered events (&kfdsync_event.node); RCU list,
+ *			the hooks walk it without @lock.
+ * @n_events:		Length of @events.
+ * @dead:		The context was closed, or its address space went
+ *			away: no new registrations.
+ * @n_pending:		Unsignalled fences of all events of the context.
+ * @live_node:		Entry in the RCU list of live contexts the hooks
+ *			walk, protected by the live list lock in
+ *			kfdsync_event.c.
+ * @mn:			Notifier on @mm: ends every fence when the address
+ *			space goes away before the file is closed.
+ * @mn_registered:	@mn is registered.
+ * @rcu:		Frees the context after the hooks are done with it.
  *
- * Everything except @node is set at open and constant afterwards. The limits
- * are snapshots of the module parameters at open, so that a parameter
+ * @id to @watchdog_max_ms are set at open and constant afterwards. The
+ * limits are snapshots of the module parameters at open, so that a parameter
  * changed through sysfs never changes the rules of a live context.
  */
 struct kfdsync_ctx {
@@ -45,6 +68,86 @@ struct kfdsync_ctx {
 	u32 max_fences;
 	u32 watchdog_ms;
 	u32 watchdog_max_ms;
+
+	/* Protects the fields up to @dead. */
+	spinlock_t lock;
+	struct list_head events;
+	u32 n_events;
+	bool dead;
+	atomic_t n_pending;
+	struct list_head live_node;
+	struct mmu_notifier mn;
+	bool mn_registered;
+	struct rcu_head rcu;
+};
+
+/* The length of "kfdsync:<tgid>:ev<id>" plus NUL, rounded up. */
+#define KFDSYNC_TIMELINE_NAME_LEN	32
+
+/**
+ * struct kfdsync_event - a registered amdkfd signal event
+ * @ref:	Reference count: the context's list holds one while
+ *		registered, every fence of the event holds one.
+ * @node:	Entry in &kfdsync_ctx.events (RCU list).
+ * @rcu:	Frees the event after the hooks are done with it.
+ * @ctx:	Owning context; valid while @registered (no reference: the
+ *		context unregisters every event before it goes).
+ * @id:		amdkfd event id (slot index).
+ * @context:	dma_fence context of the event's fences.
+ * @page:	The page with the event's signal slot, if kfdsync holds a
+ *		reference to it, else NULL (see kfdsync_event.c).
+ * @slot:	Kernel address of the slot in @page.
+ * @timeline:	"kfdsync:<tgid>:ev<id>", the fences' timeline name.
+ * @lock:	Protects everything below; the fence lock of every fence
+ *		of the event.
+ * @registered:	Still registered with @ctx.
+ * @slot_seen:	The current set state of the slot (not all-ones) was
+ *		counted already; cleared when the slot reads all-ones.
+ * @error:	0, or the sticky -errno the event ended with.
+ * @age:	Signals seen since registration.
+ * @pending:	Unsignalled fences (&kfdsync_fence.node), sorted by nothing.
+ * @n_pending:	Length of @pending.
+ */
+struct kfdsync_event {
+	struct kref ref;
+	struct list_head node;
+	struct rcu_head rcu;
+	struct kfdsync_ctx *ctx;
+	u32 id;
+	u64 context;
+	struct page *page;
+	u64 *slot;
+	char timeline[KFDSYNC_TIMELINE_NAME_LEN];
+
+	/* Protects the fields below; the fence lock. */
+	spinlock_t lock;
+	bool registered;
+	bool slot_seen;
+	int error;
+	u64 age;
+	struct list_head pending;
+	u32 n_pending;
+};
+
+/**
+ * struct kfdsync_fence - a fence kfdsync exported
+ * @base:	The dma_fence; its lock is &kfdsync_event.lock of @ev.
+ * @ev:		The event (reference held).
+ * @node:	Entry in &kfdsync_event.pending while unsignalled; the list
+ *		holds a fence reference.
+ * @watchdog:	Ends the fence with -ETIMEDOUT; holds a fence reference
+ *		while armed.
+ * @eventfd:	For KFDSYNC_IOCTL_EXPORT_EVENTFD: signalled when the fence
+ *		ends (reference held), else NULL.
+ * @cb:		Callback that signals @eventfd.
+ */
+struct kfdsync_fence {
+	struct dma_fence base;
+	struct kfdsync_event *ev;
+	struct list_head node;
+	struct hrtimer watchdog;
+	struct eventfd_ctx *eventfd;
+	struct dma_fence_cb cb;
 };
 
 void kfdsync_ctx_release(struct kref *ref);
@@ -70,11 +173,36 @@ static inline void kfdsync_ctx_put(struct kfdsync_ctx *ctx)
 	kref_put(&ctx->ref, kfdsync_ctx_release);
 }
 
+void kfdsync_event_put(struct kfdsync_event *ev);
+struct kfdsync_event *kfdsync_event_lookup(struct kfdsync_ctx *ctx, u32 id);
+int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr);
+int kfdsync_event_unregister(struct kfdsync_ctx *ctx, u32 id);
+int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id);
+int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id, u64 *age,
+			int *error, u32 *pending);
+void kfdsync_events_interrupt(u32 pasid, bool entry);
+void kfdsync_events_cpu_set(const struct mm_struct *mm, u32 id);
+void kfdsync_events_fail(u32 pasid, bool all, int error);
+int kfdsync_ctx_events_init(struct kfdsync_ctx *ctx);
+void kfdsync_ctx_events_fini(struct kfdsync_ctx *ctx);
+u32 kfdsync_source(void);
+void kfdsync_events_debugfs_init(struct dentry *debugfs_root);
+
+struct dma_fence *kfdsync_fence_create(struct kfdsync_ctx *ctx, u32 id,
+				       u64 age, u64 deadline_ns,
+				       struct eventfd_ctx *eventfd);
+void kfdsync_fence_complete_locked(struct kfdsync_fence *f, int error,
+				   struct list_head *done);
+void kfdsync_fence_put_done(struct list_head *done);
+void kfdsync_fence_exit(void);
+
 int kfdsync_hooks_init(bool enable, struct dentry *debugfs_root);
 void kfdsync_hooks_exit(void);
 u32 kfdsync_hooks_attached(void);
 u32 kfdsync_hooks_supported(void);
 bool kfdsync_hooks_amdkfd_present(void);
+bool kfdsync_hooks_same_process(u32 pasid, const struct mm_struct *mm,
+				bool unknown);
 
 unsigned int kfdsync_watchdog_default_ms(void);
 

@@ -151,4 +151,257 @@ struct kfdsync_info {
 #define KFDSYNC_IOCTL_INFO \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x00, struct kfdsync_info)
 
+/**
+ * DOC: events
+ *
+ * A context registers amdkfd signal events of its own process
+ * (KFDSYNC_IOCTL_EVENT_REGISTER) and then exports fences for them. Every
+ * registered event has an *age*: the number of signals kfdsync has seen since
+ * the registration (0 at registration; a signal already pending in the slot
+ * at registration time counts before age 0). "The next signal of event E
+ * after age A" is the fence kfdsync exports for (E, A): it signals once the
+ * age exceeds A, and is born signalled when it already does. Take A from
+ * KFDSYNC_IOCTL_EVENT_QUERY (or the registration) *before* submitting the GPU
+ * work that signals the event, export afterwards: the export is then
+ * race-free, however early the work completes.
+ *
+ * Each registered event is one fence context (fences of different events are
+ * unordered), with the target age as the 64-bit seqno. The fences' timeline
+ * name is "kfdsync:<tgid>:ev<event id>", their driver name "kfdsync".
+ *
+ * Every fence ends: on the signal, or with an error (its status in
+ * SYNC_IOC_FILE_INFO, the eventfd is signalled either way):
+ *
+ * - -ETIMEDOUT: the fence's watchdog expired (module parameter watchdog_ms,
+ *   or a per-export deadline, capped at watchdog_max_ms from now).
+ * - -ECANCELED: the event was unregistered, the context closed, or the
+ *   owning process's address space went away.
+ * - -EIO: hardware exception, RAS poison or GPU reset affecting the owner,
+ *   or amdgpu (amdkfd) was unloaded.
+ * - -EFAULT: GPU memory (VM) fault of the owner.
+ *
+ * The errors other than -ETIMEDOUT are sticky: once an event ended with
+ * one, every later export of it is born signalled with that error.
+ */
+
+/**
+ * DOC: sources
+ *
+ * Where a context learns of signals, see KFDSYNC_IOCTL_EVENT_QUERY:
+ *
+ * KFDSYNC_SOURCE_HOOKS:
+ *	kfdsync's kprobes on amdkfd (both KFDSYNC_HOOK_GPU_INTERRUPT and
+ *	KFDSYNC_HOOK_CPU_SET attached). GPU signals are verified against the
+ *	event's signal slot.
+ * KFDSYNC_SOURCE_RELAY:
+ *	The hooks are not attached (hooks=N, no kprobes, amdgpu without the
+ *	functions): the process reports its own signals with
+ *	KFDSYNC_IOCTL_RELAY_SIGNAL, typically from a thread that waits on the
+ *	events with hsaKmtWaitOnEvent(). Such a relay consumes auto-reset
+ *	signals: only relay events no other thread waits on, or manual-reset
+ *	events.
+ */
+#define KFDSYNC_SOURCE_HOOKS		1U
+#define KFDSYNC_SOURCE_RELAY		2U
+
+/* Largest amdkfd signal event id + 1 (KFD_SIGNAL_EVENT_LIMIT). */
+#define KFDSYNC_EVENT_ID_LIMIT		4096U
+
+/**
+ * struct kfdsync_event_register - argument of KFDSYNC_IOCTL_EVENT_REGISTER
+ * @event_id:	In: amdkfd event id (HsaEvent.EventId), 1 to 4095.
+ * @flags:	In: must be 0.
+ * @slot_addr:	In: the event's signal slot in the caller's address space,
+ *		as libhsakmt reports it in HsaEvent.EventData.HWData2.
+ * @age:	Out: the event's age, always 0 after a registration.
+ */
+struct kfdsync_event_register {
+	__u32 event_id;
+	__u32 flags;
+	__u64 slot_addr;
+	__u64 age;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_EVENT_REGISTER - watch one of the caller's KFD events
+ *
+ * Registers a signal event of the calling process with the context. The
+ * slot is looked up in the caller's own address space: it must lie in
+ * amdkfd's mapping of the process's events page (a VM_PFNMAP mapping made
+ * by amdgpu) at the offset that belongs to @event_id (8 bytes per id from
+ * the start of the 32 KiB events area). kfdsync reads the slot through the
+ * kernel's mapping of the page, also after the process unmapped it.
+ * kfdsync cannot tell whether amdkfd still knows the id; an id amdkfd never
+ * created simply never signals.
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: unknown @flags; @event_id 0 or not below
+ *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned, not mapped, not
+ *   an amdkfd events mapping, not backed by a normal RAM page, or not the
+ *   slot of @event_id.
+ * - EPERM: the caller is not the process that opened the context.
+ * - EEXIST: @event_id is already registered with this context.
+ * - ENOSPC: the context has max_events events registered.
+ * - ENOMEM: out of memory.
+ */
+#define KFDSYNC_IOCTL_EVENT_REGISTER \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x01, struct kfdsync_event_register)
+
+/**
+ * struct kfdsync_event_unregister - argument of KFDSYNC_IOCTL_EVENT_UNREGISTER
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ */
+struct kfdsync_event_unregister {
+	__u32 event_id;
+	__u32 flags;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_EVENT_UNREGISTER - stop watching an event
+ *
+ * Its unsignalled fences end with -ECANCELED; fences held elsewhere stay
+ * valid objects. The id may be registered again (a new fence context).
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable memory.
+ * - EINVAL: unknown @flags.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ */
+#define KFDSYNC_IOCTL_EVENT_UNREGISTER \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x02, struct kfdsync_event_unregister)
+
+/**
+ * struct kfdsync_event_query - argument of KFDSYNC_IOCTL_EVENT_QUERY
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ * @age:	Out: signals seen since the registration.
+ * @error:	Out: 0, or the sticky error (-errno) the event ended with.
+ * @pending:	Out: unsignalled fences of the event.
+ * @source:	Out: KFDSYNC_SOURCE_* active for the context right now.
+ * @pad:	Out: 0.
+ */
+struct kfdsync_event_query {
+	__u32 event_id;
+	__u32 flags;
+	__u64 age;
+	__s32 error;
+	__u32 pending;
+	__u32 source;
+	__u32 pad;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_EVENT_QUERY - an event's age and state
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: unknown @flags.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ */
+#define KFDSYNC_IOCTL_EVENT_QUERY \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x03, struct kfdsync_event_query)
+
+/**
+ * struct kfdsync_export - argument of KFDSYNC_IOCTL_EXPORT_SYNC_FILE and
+ *			   KFDSYNC_IOCTL_EXPORT_EVENTFD
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ * @age:	In: the fence signals at the first signal after this age; at
+ *		most the current age.
+ * @deadline_ns: In: absolute CLOCK_MONOTONIC time at which the watchdog
+ *		ends the fence with -ETIMEDOUT; 0 for now + watchdog_ms. A
+ *		later deadline is capped at now + watchdog_max_ms (not an
+ *		error); an earlier one is honoured.
+ * @fd:		KFDSYNC_IOCTL_EXPORT_SYNC_FILE: out, a new sync_file fd
+ *		(O_CLOEXEC) that the caller owns and closes.
+ *		KFDSYNC_IOCTL_EXPORT_EVENTFD: in, an eventfd of the caller;
+ *		kfdsync adds 1 to it when the fence ends (signal or error)
+ *		and holds its own reference to it until then.
+ * @pad:	In: must be 0.
+ */
+struct kfdsync_export {
+	__u32 event_id;
+	__u32 flags;
+	__u64 age;
+	__u64 deadline_ns;
+	__s32 fd;
+	__u32 pad;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_EXPORT_SYNC_FILE - the next signal as a sync_file
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: unknown @flags, non-zero @pad, @age greater than the event's
+ *   age.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ * - ENOSPC: the context has max_fences unsignalled fences.
+ * - EMFILE: the caller has no free file descriptor.
+ * - ENOMEM: out of memory.
+ */
+#define KFDSYNC_IOCTL_EXPORT_SYNC_FILE \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x04, struct kfdsync_export)
+
+/**
+ * DOC: KFDSYNC_IOCTL_EXPORT_EVENTFD - the next signal as an eventfd wake-up
+ *
+ * The same fence as KFDSYNC_IOCTL_EXPORT_SYNC_FILE, kept inside kfdsync:
+ * when it ends, the eventfd &kfdsync_export.fd is signalled (once; a fence
+ * born signalled signals it before the ioctl returns). The eventfd does not
+ * tell success from error; KFDSYNC_IOCTL_EVENT_QUERY does.
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable memory.
+ * - EINVAL: unknown @flags, non-zero @pad, @age greater than the event's
+ *   age, or &kfdsync_export.fd is not an eventfd.
+ * - EBADF: &kfdsync_export.fd is not an open file descriptor.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOMEM: out of memory.
+ */
+#define KFDSYNC_IOCTL_EXPORT_EVENTFD \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x05, struct kfdsync_export)
+
+/**
+ * struct kfdsync_relay_signal - argument of KFDSYNC_IOCTL_RELAY_SIGNAL
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ */
+struct kfdsync_relay_signal {
+	__u32 event_id;
+	__u32 flags;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_RELAY_SIGNAL - report a signal of one's own event
+ *
+ * In relay mode (&kfdsync_event_query.source is %KFDSYNC_SOURCE_RELAY) the
+ * process tells kfdsync that amdkfd signalled @event_id: the age advances by
+ * one and fences waiting for it signal. A process vouches only for its own
+ * events (the context is bound to it); it can make its own fences signal
+ * early, never another process's.
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable memory.
+ * - EINVAL: unknown @flags.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ * - EBUSY: the hooks are the active source; relayed signals are refused.
+ */
+#define KFDSYNC_IOCTL_RELAY_SIGNAL \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x06, struct kfdsync_relay_signal)
+
 #endif /* _UAPI_LINUX_KFDSYNC_H */
