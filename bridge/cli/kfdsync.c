@@ -403,6 +403,204 @@ static int cmd_wait(int argc, char **argv)
 	return ret;
 }
 
+#define DEBUGFS_DIR "/sys/kernel/debug/kfdsync"
+
+/*
+ * One debugfs table: "#" comment lines, then rows of whitespace-separated
+ * columns. Two columns are free text and may contain spaces: a process's
+ * comm (at @comm_col, or -1 for none), which is followed only by numeric
+ * columns and words without spaces; and, with @name_last, a last column
+ * that takes the rest of the line.
+ */
+struct table {
+	const char *title;
+	const char *const *cols;
+	int ncols;
+	int comm_col;
+	bool name_last;
+};
+
+static const char *const ctx_cols[] = { "id", "tgid", "comm", "source", "events", "pending",
+	"max_events", "max_fences", "watchdog_ms", "watchdog_max_ms" };
+static const char *const ev_cols[] = { "ctx", "tgid", "source", "id", "age", "slot",
+	"pending", "error" };
+static const char *const tl_cols[] = { "id", "tgid", "comm", "context", "value", "pending",
+	"max_fences", "watchdog_ms", "name" };
+
+static const struct table tables[] = {
+	{ "contexts", ctx_cols, 10, 2, false },
+	{ "events", ev_cols, 8, -1, false },
+	{ "timelines", tl_cols, 9, 2, true },
+};
+
+/* Join tokens [from, to) back into one string (they are adjacent in @line). */
+static char *join(char **tok, int from, int to)
+{
+	for (int i = from + 1; i < to; i++)
+		tok[i][-1] = ' ';
+	return tok[from];
+}
+
+static bool is_number(const char *s)
+{
+	if (*s == '-')
+		s++;
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if ((*s < '0' || *s > '9') && *s != 'x' && !(*s >= 'a' && *s <= 'f'))
+			return false;
+	return true;
+}
+
+/* Split one row into @t->ncols fields; 0 or -1 if it does not fit. */
+static int split_row(char *line, const struct table *t, char **f)
+{
+	int n = 0, fixed_after, comm_end;
+	char *tok[128];
+
+	for (char *save, *p = strtok_r(line, " \t\n", &save); p && n < 128;
+	     p = strtok_r(NULL, " \t\n", &save))
+		tok[n++] = p;
+	if (n < t->ncols)
+		return -1;
+	if (t->comm_col < 0) {
+		if (n != t->ncols && !t->name_last)
+			return -1;
+		for (int i = 0; i < t->ncols - 1; i++)
+			f[i] = tok[i];
+		f[t->ncols - 1] = join(tok, t->ncols - 1, n);
+		return 0;
+	}
+	for (int i = 0; i < t->comm_col; i++)
+		f[i] = tok[i];
+	fixed_after = t->ncols - t->comm_col - 1 - (t->name_last ? 1 : 0);
+	if (t->name_last) {
+		/* comm ends where @fixed_after numbers in a row begin. */
+		for (comm_end = t->comm_col + 1; comm_end + fixed_after < n; comm_end++) {
+			int k = 0;
+
+			while (k < fixed_after && is_number(tok[comm_end + k]))
+				k++;
+			if (k == fixed_after)
+				break;
+		}
+		if (comm_end + fixed_after >= n)
+			return -1;
+	} else {
+		comm_end = n - fixed_after;
+	}
+	f[t->comm_col] = join(tok, t->comm_col, comm_end);
+	for (int i = 0; i < fixed_after; i++)
+		f[t->comm_col + 1 + i] = tok[comm_end + i];
+	if (t->name_last)
+		f[t->ncols - 1] = join(tok, comm_end + fixed_after, n);
+	return 0;
+}
+
+static void usage_list(FILE *f)
+{
+	fprintf(f, "usage: %s list [--json]\n"
+		"List live kfdsync contexts, registered events and CPU timelines\n"
+		"(from debugfs: needs root and debugfs at /sys/kernel/debug).\n", prog);
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	bool json = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage_list(stdout);
+			return 0;
+		default:
+			usage_list(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage_list(stderr);
+		return EXIT_USAGE;
+	}
+	if (access(DEBUGFS_DIR, F_OK)) {
+		if (errno == EACCES)
+			fail("cannot read %s: debugfs is readable by root only", DEBUGFS_DIR);
+		else if (access("/sys/kernel/debug/.", F_OK) || access("/dev/kfdsync", F_OK))
+			fail("no %s: is debugfs mounted and kfdsync loaded?", DEBUGFS_DIR);
+		else
+			fail("no %s: %s", DEBUGFS_DIR, strerror(errno));
+		return 1;
+	}
+	if (json)
+		printf("{");
+	for (size_t ti = 0; ti < sizeof(tables) / sizeof(tables[0]); ti++) {
+		const struct table *t = &tables[ti];
+		char path[128], line[1024];
+		unsigned int rows = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), DEBUGFS_DIR "/%s", t->title);
+		f = fopen(path, "re");
+		if (!f) {
+			fail("cannot read %s: %s", path, strerror(errno));
+			return 1;
+		}
+		if (json)
+			printf("%s\"%s\": [", ti ? ", " : "", t->title);
+		else
+			printf("%s%s:\n", ti ? "\n" : "", t->title);
+		while (fgets(line, sizeof(line), f)) {
+			char *fields[16];
+
+			if (line[0] == '#' || line[0] == '\n')
+				continue;
+			if (split_row(line, t, fields)) {
+				fail("%s: unexpected line '%s'", path, strtok(line, "\n"));
+				fclose(f);
+				return 1;
+			}
+			if (json) {
+				printf("%s{", rows ? ", " : "");
+				for (int i = 0; i < t->ncols; i++) {
+					printf("%s\"%s\": ", i ? ", " : "", t->cols[i]);
+					json_string(fields[i]);
+				}
+				printf("}");
+			} else {
+				if (!rows)
+					for (int i = 0; i < t->ncols; i++)
+						printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ?
+						       0 : 10, t->cols[i]);
+				if (!rows)
+					putchar('\n');
+				for (int i = 0; i < t->ncols; i++)
+					printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ? 0 : 10,
+					       fields[i]);
+				putchar('\n');
+			}
+			rows++;
+		}
+		fclose(f);
+		if (json)
+			printf("]");
+		else if (!rows)
+			printf("  (none)\n");
+	}
+	if (json)
+		printf("}\n");
+	return 0;
+}
+
 static void usage_timeline(FILE *f)
 {
 	fprintf(f, "usage: %s timeline [--count N] [--interval MS] [--name NAME] -- CMD [ARGS...]\n"
@@ -539,6 +737,7 @@ static const struct command {
 	{ "info", cmd_info, "report the kfdsync module: ABI, kernel, hooks, limits" },
 	{ "inspect", cmd_inspect, "show a sync_file's status, error and fences" },
 	{ "wait", cmd_wait, "wait for sync_files to signal, with a timeout" },
+	{ "list", cmd_list, "list live contexts, events and timelines (debugfs)" },
 	{ "timeline", cmd_timeline, "run a command with fences of a CPU timeline" },
 };
 

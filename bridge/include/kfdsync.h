@@ -109,6 +109,95 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
 /** @} */
 
 /**
+ * @defgroup event KFD events as fences
+ * A context registers signal events of its own process, created with
+ * libhsakmt (hsaKmtCreateEvent()) or ROCr, and exports "the next signal of
+ * event E after age A" as a sync_file or an eventfd wake-up.
+ *
+ * An event's *age* counts the signals kfdsync saw since registration. The
+ * race-free pattern: read the age (kfdsync_event_query()) before submitting
+ * the GPU work that signals the event, then export with that age. If the
+ * work already finished, the fence is born signalled; it never signals
+ * before the work is done. Every fence ends in bounded time: on the signal,
+ * or with -ETIMEDOUT (watchdog), -ECANCELED (event unregistered, context
+ * closed, owner exited), -EIO (GPU reset, hardware exception, amdgpu
+ * unloaded) or -EFAULT (GPU memory fault).
+ * @{
+ */
+
+struct _HsaEvent;	/* libhsakmt's HsaEvent */
+
+/**
+ * Register one of the caller's KFD signal events.
+ *
+ * @param event_id   the amdkfd event id (HsaEvent.EventId)
+ * @param slot_addr  the event's slot in the caller's KFD events page
+ *   (HsaEvent.EventData.HWData2)
+ * @param[out] age   the event's age now (0), may be NULL
+ * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
+ *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
+ *   context's limit of events is reached, `-EPERM` the context belongs to
+ *   another process, or another negative errno.
+ */
+int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
+			   uint64_t slot_addr, uint64_t *age);
+
+/** kfdsync_event_register() for a libhsakmt event. */
+int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
+			       const struct _HsaEvent *event, uint64_t *age);
+
+/**
+ * Unregister an event; its pending fences end with -ECANCELED.
+ * @return 0, `-ENOENT` not registered, or another negative errno.
+ */
+int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id);
+
+/** A registered event's state. */
+struct kfdsync_event_state {
+	uint64_t age;     /**< signals seen since registration */
+	int32_t error;    /**< sticky -errno that ends every fence, or 0 */
+	uint32_t pending; /**< unsignalled fences exported for it */
+	uint32_t source;  /**< how kfdsync learns of signals: KFDSYNC_SOURCE_HOOKS
+			       (kprobes on amdkfd) or KFDSYNC_SOURCE_RELAY */
+};
+
+/**
+ * Read a registered event's state.
+ * @return 0, `-ENOENT` not registered, or another negative errno.
+ */
+int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_id,
+			struct kfdsync_event_state *state);
+
+/**
+ * A sync_file for the next signal of @p event_id after @p age.
+ *
+ * @param watchdog_ns  relative watchdog for this fence; 0 or negative: the
+ *   module's default (watchdog_ms); longer than the module's watchdog_max_ms
+ *   is capped to it
+ * @return the sync_file fd (the caller closes it; its driver is "kfdsync",
+ *   its timeline "kfdsync:<pid>:ev<id>"), `-ENOENT` not registered,
+ *   `-EINVAL` @p age is in the future, `-ENOSPC` the context's limit of
+ *   pending fences is reached, or another negative errno.
+ */
+int kfdsync_event_export_sync_file(struct kfdsync_ctx *ctx, uint32_t event_id,
+				   uint64_t age, int64_t watchdog_ns);
+
+/**
+ * Signal the caller's eventfd (add 1) at the next signal of @p event_id
+ * after @p age, or when that fence ends with an error: for consumers that
+ * only need a wake-up and must not hold a dma_fence. kfdsync_event_query()
+ * tells success from failure afterwards.
+ *
+ * @param eventfd  an eventfd(2) (borrowed: kfdsync takes its own reference)
+ * @return 0, `-EINVAL` not an eventfd, or the errors of
+ *   kfdsync_event_export_sync_file().
+ */
+int kfdsync_event_export_eventfd(struct kfdsync_ctx *ctx, uint32_t event_id,
+				 uint64_t age, int64_t watchdog_ns, int eventfd);
+
+/** @} */
+
+/**
  * @defgroup timeline CPU timelines
  * sw_sync-compatible timelines (/dev/kfdsync_timeline) for producers only
  * userspace can see: a CPU stage, a decoder, another device's completion.

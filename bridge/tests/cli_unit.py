@@ -38,6 +38,17 @@ CASES = [
      r"--timeout: expected milliseconds, got 'soon'", False),
     ("wait_negative_timeout", ["wait", "--timeout", "-5", "0"], 2, r"expected milliseconds",
      False),
+    ("list_extra_arg", ["list", "extra"], 2, r"usage: kfdsync list", False),
+    ("list_without_module", ["list"], 1,
+     r"(no /sys/kernel/debug/kfdsync: is debugfs mounted and kfdsync loaded\?|"
+     r"debugfs is readable by root only)", True),
+    ("timeline_no_command", ["timeline"], 2, r"usage: kfdsync timeline", False),
+    ("timeline_bad_count", ["timeline", "--count", "0", "--", "true"], 2,
+     r"--count: at least 1", False),
+    ("timeline_count_too_big", ["timeline", "--count", "65", "--", "true"], 2,
+     r"--count: expected a number up to 64", False),
+    ("timeline_without_module", ["timeline", "--", "true"], 1,
+     r"kfdsync module not loaded \(no /dev/kfdsync_timeline\)", True),
     ("wait_not_sync_file", ["wait", "--timeout", "10", "0"], 1, r"0: not a sync_file", False),
 ]
 

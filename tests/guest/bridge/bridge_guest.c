@@ -236,8 +236,10 @@ int main(void)
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
-	tap_ok(kfdsync_ctx_get_module_info(ctx, &mi) == 0 && mi.abi_version == KFDSYNC_ABI_VERSION &&
-	       !strcmp(mi.release, uts.release), "module_info_abi_and_release (%s)", mi.release);
+	memset(&mi, 0, sizeof(mi));
+	n = kfdsync_ctx_get_module_info(ctx, &mi);
+	tap_ok(n == 0 && mi.abi_version == KFDSYNC_ABI_VERSION && !strcmp(mi.release, uts.release),
+	       "module_info_abi_and_release (%s)", mi.release);
 	tap_ok((mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) && (mi.hooks & KFDSYNC_HOOK_GPU_INTERRUPT),
 	       "module_info_hooks_attached (%#x)", mi.hooks);
 	kfdsync_ctx_free(ctx);

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/* KFD events as sync_files and eventfd wake-ups. */
+#include <hsakmt.h>
+#include <string.h>
+#include <time.h>
+
+#include "kfdsync.h"
+#include "internal.h"
+
+KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
+					  uint64_t slot_addr, uint64_t *age)
+{
+	struct kfdsync_event_register arg;
+	int fd = kfdsync_ctx_fd(ctx), ret;
+
+	if (fd < 0)
+		return fd;
+	memset(&arg, 0, sizeof(arg));
+	arg.event_id = event_id;
+	arg.slot_addr = slot_addr;
+	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_REGISTER, &arg);
+	if (ret < 0)
+		return ret;
+	if (age)
+		*age = arg.age;
+	return 0;
+}
+
+KFDSYNC_EXPORT int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
+					      const struct _HsaEvent *event, uint64_t *age)
+{
+	if (!event)
+		return -EINVAL;
+	return kfdsync_event_register(ctx, event->EventId, event->EventData.HWData2, age);
+}
+
+KFDSYNC_EXPORT int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id)
+{
+	struct kfdsync_event_unregister arg;
+	int fd = kfdsync_ctx_fd(ctx);
+
+	if (fd < 0)
+		return fd;
+	memset(&arg, 0, sizeof(arg));
+	arg.event_id = event_id;
+	return kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
+}
+
+KFDSYNC_EXPORT int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_id,
+				       struct kfdsync_event_state *state)
+{
+	struct kfdsync_event_query arg;
+	int fd = kfdsync_ctx_fd(ctx), ret;
+
+	if (fd < 0)
+		return fd;
+	if (!state)
+		return -EINVAL;
+	memset(&arg, 0, sizeof(arg));
+	arg.event_id = event_id;
+	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_QUERY, &arg);
+	if (ret < 0)
+		return ret;
+	state->age = arg.age;
+	state->error = arg.error;
+	state->pending = arg.pending;
+	state->source = arg.source;
+	return 0;
+}
+
+/* The module takes absolute CLOCK_MONOTONIC deadlines; 0 is its default. */
+static uint64_t watchdog_deadline(int64_t watchdog_ns)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (watchdog_ns <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return now + (uint64_t)watchdog_ns;
+}
+
+static int export(struct kfdsync_ctx *ctx, unsigned long req, uint32_t event_id,
+		  uint64_t age, int64_t watchdog_ns, int eventfd)
+{
+	struct kfdsync_export arg;
+	int fd = kfdsync_ctx_fd(ctx), ret;
+
+	if (fd < 0)
+		return fd;
+	memset(&arg, 0, sizeof(arg));
+	arg.event_id = event_id;
+	arg.age = age;
+	arg.deadline_ns = watchdog_deadline(watchdog_ns);
+	arg.fd = eventfd;
+	ret = kfdsync_ioctl(fd, req, &arg);
+	return ret < 0 ? ret : arg.fd;
+}
+
+KFDSYNC_EXPORT int kfdsync_event_export_sync_file(struct kfdsync_ctx *ctx, uint32_t event_id,
+						  uint64_t age, int64_t watchdog_ns)
+{
+	return export(ctx, KFDSYNC_IOCTL_EXPORT_SYNC_FILE, event_id, age, watchdog_ns, -1);
+}
+
+KFDSYNC_EXPORT int kfdsync_event_export_eventfd(struct kfdsync_ctx *ctx, uint32_t event_id,
+						uint64_t age, int64_t watchdog_ns, int eventfd)
+{
+	int ret;
+
+	if (eventfd < 0)
+		return -EINVAL;
+	ret = export(ctx, KFDSYNC_IOCTL_EXPORT_EVENTFD, event_id, age, watchdog_ns, eventfd);
+	return ret < 0 ? ret : 0;
+}

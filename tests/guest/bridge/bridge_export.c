@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bridge_export - libkfdsync's event API end to end: a libhsakmt event,
+ * registered with kfdsync, exported as a sync_file and as an eventfd, and
+ * signalled by the GPU simulator's RELEASE_MEM (amdkfd's real interrupt
+ * path) or by hsaKmtSetEvent. Checks the fence never signals before the
+ * simulator recorded the packet as complete.
+ */
+#include <hsakmt.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "kfdsim.h"
+#include "kfdsync.h"
+#include "pm4.h"
+#include "tap.h"
+
+#define MS 1000000LL
+
+static HsaEvent *new_event(void)
+{
+	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
+	HsaEvent *ev = NULL;
+
+	return hsaKmtCreateEvent(&desc, false, false, &ev) == HSAKMT_STATUS_SUCCESS ? ev : NULL;
+}
+
+static int32_t status_of(int fd, char *timeline, size_t size)
+{
+	struct kfdsync_fence_status f = { .status = 99 };
+	struct kfdsync_sync_file_status st = { .status = 99 };
+
+	if (kfdsync_sync_file_get_status(fd, &st, &f, 1) != 1)
+		return 99;
+	if (timeline)
+		snprintf(timeline, size, "%s %s", f.driver, f.timeline);
+	return st.status;
+}
+
+static char build_root[512];
+
+/* 'kfdsync list --json' shows this context (comm intact) and its event. */
+static void list_shows(struct kfdsync_ctx *ctx, uint32_t id)
+{
+	char cmd[600], out[8192] = "", want_ctx[128], want_ev[128];
+	size_t len = 0;
+	FILE *p;
+
+	(void)ctx;
+	snprintf(cmd, sizeof(cmd), "%s/bridge/kfdsync list --json", build_root);
+	p = popen(cmd, "r");
+	if (p) {
+		len = fread(out, 1, sizeof(out) - 1, p);
+		out[len] = '\0';
+	}
+	snprintf(want_ctx, sizeof(want_ctx), "\"tgid\": \"%d\", \"comm\": \"br export 1\", "
+		 "\"source\": \"hooks\", \"events\": \"1\", \"pending\": \"1\"", getpid());
+	snprintf(want_ev, sizeof(want_ev), "\"tgid\": \"%d\", \"source\": \"hooks\", "
+		 "\"id\": \"%u\", \"age\": \"0\"", getpid(), id);
+	tap_ok(p && pclose(p) == 0 && strstr(out, want_ctx), "cli_list_json_context");
+	tap_ok(strstr(out, want_ev) != NULL, "cli_list_json_event");
+	if (!strstr(out, want_ev))
+		tap_diag("%s", out);
+}
+
+int main(void)
+{
+	uint32_t dw[64], queue, pasid;
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	struct kfdsync_event_state es;
+	struct kfdsim_queue_status qs;
+	struct kfdsync_ctx *ctx;
+	char name[80], want[80];
+	HsaEvent *ev, *ev2;
+	uint64_t age = 99, end;
+	int sim, fd, efd, ret;
+
+	tap_plan(20);
+	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
+	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
+	clearenv();
+	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
+		tap_bail("hsaKmtOpenKFD");
+	sim = kfdsim_open();
+	if (sim < 0 || kfdsim_queue_create(sim, 1024, &queue, &pasid))
+		tap_bail("no GPU simulator");
+	/* A comm with spaces: 'kfdsync list' must keep it whole. */
+	prctl(PR_SET_NAME, "br export 1");
+	if (kfdsync_ctx_new(&ctx))
+		tap_bail("no kfdsync context");
+	ev = new_event();
+	ev2 = new_event();
+	if (!ev || !ev2)
+		tap_bail("hsaKmtCreateEvent");
+
+	tap_ok(kfdsync_event_register_hsa(ctx, ev, &age) == 0 && age == 0,
+	       "event_register_hsa_age_0");
+	tap_ok(kfdsync_event_register_hsa(ctx, ev, NULL) == -EEXIST, "event_register_twice_eexist");
+	tap_ok(kfdsync_event_register(ctx, ev2->EventId, ev->EventData.HWData2, NULL) == -EINVAL,
+	       "event_register_wrong_slot_einval");
+	ret = kfdsync_event_query(ctx, ev->EventId, &es);
+	tap_ok(ret == 0 && es.age == 0 && es.pending == 0 && es.error == 0 &&
+	       es.source == KFDSYNC_SOURCE_HOOKS, "event_query_fresh (source %u)", es.source);
+
+	/* Export at the current age, then let the simulated GPU signal. */
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
+	snprintf(want, sizeof(want), "kfdsync kfdsync:%d:ev%u", getpid(), ev->EventId);
+	name[0] = '\0';
+	ret = fd >= 0 ? status_of(fd, name, sizeof(name)) : fd;
+	tap_ok(ret == 0 && !strcmp(name, want), "export_sync_file_pending_named (%s)", name);
+	tap_ok(kfdsync_event_query(ctx, ev->EventId, &es) == 0 && es.pending == 1,
+	       "event_query_counts_pending");
+	list_shows(ctx, ev->EventId);
+	pm4_sim_delay(&b, 20000);
+	pm4_release_mem_event(&b, ev->EventData.HWData2, ev->EventId);
+	ret = kfdsim_submit_buf(sim, queue, &b, &end);
+	tap_ok(ret == 0 && kfdsync_sync_file_wait(fd, 10000 * MS) == 0, "release_mem_signals_fence");
+	tap_ok(kfdsim_queue_status(sim, queue, &qs) == 0 && qs.completed >= end,
+	       "fence_signalled_after_packet_completed");
+	tap_ok(status_of(fd, NULL, 0) == 1, "fence_status_signalled");
+	ret = kfdsync_event_query(ctx, ev->EventId, &es);
+	tap_ok(ret == 0 && es.age == 1 && es.pending == 0, "event_age_1 (%llu)",
+	       (unsigned long long)es.age);
+	close(fd);
+
+	/* An export for an age already passed is born signalled. */
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
+	tap_ok(fd >= 0 && status_of(fd, NULL, 0) == 1, "export_past_age_born_signalled");
+	close(fd);
+	tap_ok(kfdsync_event_export_sync_file(ctx, ev->EventId, 5, 0) == -EINVAL,
+	       "export_future_age_einval");
+
+	/* eventfd: a CPU set from libhsakmt wakes it. */
+	efd = eventfd(0, EFD_CLOEXEC);
+	tap_ok(kfdsync_event_export_eventfd(ctx, ev->EventId, 1, 0, efd) == 0,
+	       "export_eventfd");
+	{
+		struct pollfd p = { .fd = efd, .events = POLLIN };
+		bool early = poll(&p, 1, 0) != 0;
+		uint64_t v = 0;
+
+		hsaKmtSetEvent(ev);
+		tap_ok(!early && poll(&p, 1, 10000) == 1 && read(efd, &v, 8) == 8 && v == 1,
+		       "eventfd_woken_by_cpu_set");
+	}
+	close(efd);
+
+	/* The watchdog ends a fence that never signals. */
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 2, 100 * MS);
+	tap_ok(fd >= 0 && kfdsync_sync_file_wait(fd, 10000 * MS) == 0 &&
+	       status_of(fd, NULL, 0) == -ETIMEDOUT, "watchdog_ends_fence_etimedout");
+	close(fd);
+
+	/* Unregistering cancels what is pending. */
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 2, 0);
+	tap_ok(kfdsync_event_unregister(ctx, ev->EventId) == 0 && fd >= 0 &&
+	       status_of(fd, NULL, 0) == -ECANCELED, "unregister_cancels_pending");
+	close(fd);
+	tap_ok(kfdsync_event_unregister(ctx, ev->EventId) == -ENOENT, "unregister_unknown_enoent");
+	tap_ok(kfdsync_event_query(ctx, ev->EventId, &es) == -ENOENT, "query_unknown_enoent");
+
+	kfdsync_ctx_free(ctx);
+	kfdsim_queue_destroy(sim, queue);
+	close(sim);
+	hsaKmtDestroyEvent(ev);
+	hsaKmtDestroyEvent(ev2);
+	hsaKmtCloseKFD();
+	return tap_exit();
+}
