@@ -41,6 +41,7 @@
 #include <linux/kfdsync.h>
 #include <linux/types.h>
 
+#include "kmod.h"
 #include "tap.h"
 
 /*
@@ -74,7 +75,6 @@ struct test_kfd_event_id_args {
 #define KFDSYNC_DEV		"/dev/kfdsync"
 #define KFD_DEV			"/dev/kfd"
 #define KFDSYNC_SYSFS_DEV	"/sys/class/misc/kfdsync/dev"
-#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
 #define DEBUGFS			"/sys/kernel/debug"
 #define KFDSYNC_DEBUGFS		DEBUGFS "/kfdsync/"
 
@@ -100,14 +100,6 @@ static const char *const param_names[] = {
 };
 #define NR_PARAMS		(sizeof(param_names) / sizeof(param_names[0]))
 static char kfdsync_params[512];
-
-static void msleep(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 /* Read a small text file into @buf, without a trailing newline; -errno. */
 static int __read_text(const char *path, char *buf, size_t size)
@@ -200,39 +192,6 @@ static int __hooks_debugfs(uint32_t *attached, unsigned long long *hits)
 	}
 	fclose(f);
 	return seen == HOOKS_ALL ? 0 : -ENOENT;
-}
-
-/* delete_module(2); retry while someone briefly holds the module. */
-static int __kmod_unload(const char *name, bool retry)
-{
-	int i;
-
-	for (i = 0; i < 100; i++) {
-		if (!syscall(SYS_delete_module, name, O_NONBLOCK))
-			return 0;
-		if (!retry || (errno != EAGAIN && errno != EBUSY))
-			break;
-		msleep(100);
-	}
-	return -errno;
-}
-
-static int __kfdsync_load(void)
-{
-	const char *dir = getenv("KFDSYNC_KMOD_DIR");
-	char path[4096];
-	int fd, ret = 0;
-
-	if (!dir)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/kmod/kfdsync.ko", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, kfdsync_params, 0))
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 static int __amdgpu_load(void)
@@ -548,22 +507,6 @@ static void test_hooks_attached(bool have_kfd)
 	test_hook_cpu_set_hits(names[2]);
 }
 
-static int __write_param(const char *name, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
-}
-
 /*
  * Parameter bounds are enforced, and max_contexts limits open(): with our
  * context open and max_contexts=1, the next open fails. 3 subtests.
@@ -590,7 +533,7 @@ static void test_params(const char *skip)
 	}
 
 	for (i = 0; i < 2; i++) {
-		ret = __write_param(out_of_range[i].param, out_of_range[i].val);
+		ret = kfdsync_param_write(out_of_range[i].param, out_of_range[i].val);
 		if (ret != -ERANGE)
 			tap_diag("%s=%s: %s", out_of_range[i].param,
 				 out_of_range[i].val, strerror(-ret));
@@ -599,7 +542,7 @@ static void test_params(const char *skip)
 
 	ret = __read_text(KFDSYNC_PARAMS "max_contexts", saved, sizeof(saved));
 	if (!ret)
-		ret = __write_param("max_contexts", "1");
+		ret = kfdsync_param_write("max_contexts", "1");
 	if (ret) {
 		tap_diag("max_contexts: %s", strerror(-ret));
 		tap_ok(false, "ctx_open_limit");
@@ -609,7 +552,7 @@ static void test_params(const char *skip)
 	tap_ok(fd < 0 && errno == ENFILE, "ctx_open_limit");
 	if (fd >= 0)
 		close(fd);
-	if (__write_param("max_contexts", saved))
+	if (kfdsync_param_write("max_contexts", saved))
 		tap_bail("cannot restore max_contexts=%s", saved);
 }
 
@@ -631,7 +574,7 @@ static void test_amdgpu_cycle(const char *skip)
 		return;
 	}
 
-	ret = __kmod_unload("amdgpu", true);
+	ret = kmod_unload("amdgpu", 100);
 	if (!tap_ok(!ret, "%s", names[0])) {
 		tap_diag("rmmod amdgpu: %s", strerror(-ret));
 		for (i = 1; i < 6; i++)
@@ -678,20 +621,20 @@ static void test_kmod_cycle(int *fd, const char *skip)
 	}
 
 	/* The open file pins the module through its fops owner. */
-	ret = __kmod_unload("kfdsync", false);
+	ret = kmod_unload("kfdsync", 1);
 	if (ret)
 		tap_diag("rmmod with a file open: %s", strerror(-ret));
 	tap_ok(ret == -EWOULDBLOCK, "%s", names[0]);
 
 	close(*fd);
 	*fd = -1;
-	ret = __kmod_unload("kfdsync", true);
+	ret = kmod_unload("kfdsync", 100);
 	if (ret)
 		tap_diag("rmmod kfdsync: %s", strerror(-ret));
 	tap_ok(!ret && access(KFDSYNC_DEV, F_OK) && errno == ENOENT, "%s",
 	       names[1]);
 
-	ret = __kfdsync_load();
+	ret = kmod_load_project("kmod/kfdsync.ko", kfdsync_params);
 	if (ret && ret != -EEXIST)
 		tap_diag("insmod kfdsync.ko %s: %s", kfdsync_params,
 			 strerror(-ret));
@@ -744,9 +687,9 @@ static void test_hooks_race(const char *skip)
 
 	ok = true;
 	for (i = 0; ok && i < nr; i++) {
-		ret = __kmod_unload("kfdsync", true);
+		ret = kmod_unload("kfdsync", 100);
 		if (!ret)
-			ret = __kmod_unload("amdgpu", true);
+			ret = kmod_unload("amdgpu", 100);
 		if (ret) {
 			tap_diag("race_init %u: unload: %s", i, strerror(-ret));
 			ok = false;
@@ -760,7 +703,7 @@ static void test_hooks_race(const char *skip)
 		msleep(offsets[i].kfdsync_delay_ms);
 		if (offsets[i].during_amdgpu_init)
 			wait_amdgpu_sysfs(30000);
-		ret = __kfdsync_load();
+		ret = kmod_load_project("kmod/kfdsync.ko", kfdsync_params);
 		if (pid < 0 || waitpid(pid, &status, 0) < 0 ||
 		    !WIFEXITED(status) || WEXITSTATUS(status) || ret) {
 			tap_diag("race_init %u: load failed (kfdsync %s)", i,
@@ -776,14 +719,14 @@ static void test_hooks_race(const char *skip)
 		pid = fork();
 		if (pid == 0) {
 			msleep(offsets[i].amdgpu_delay_ms);
-			if (__kmod_unload("amdgpu", true))
+			if (kmod_unload("amdgpu", 100))
 				_exit(1);
 			_exit(__amdgpu_load() ? 2 : 0);
 		}
 		msleep(offsets[i].kfdsync_delay_ms);
-		ret = __kmod_unload("kfdsync", true);
+		ret = kmod_unload("kfdsync", 100);
 		if (!ret)
-			ret = __kfdsync_load();
+			ret = kmod_load_project("kmod/kfdsync.ko", kfdsync_params);
 		if (pid < 0 || waitpid(pid, &status, 0) < 0 ||
 		    !WIFEXITED(status) || WEXITSTATUS(status) || ret) {
 			tap_diag("race_exit %u: failed (kfdsync %s, amdgpu %d)",

@@ -18,8 +18,13 @@
  * exception.
  *
  * In relay mode (kfdsync loaded with hooks=0, see relay-mode), every process
- * runs a relay thread per event that waits with hsaKmtWaitOnEvent() and
- * reports signals with KFDSYNC_IOCTL_RELAY_SIGNAL, as libkfdsync would.
+ * runs a relay thread per event that waits with hsaKmtWaitOnMultipleEvents()
+ * and reports signals with KFDSYNC_IOCTL_RELAY_SIGNAL, as libkfdsync would.
+ * The relay never waits with a timeout: on 6.1, amdkfd loses an auto-reset
+ * signal that lands as a timed wait expires (set_event() sees the waiter,
+ * so it does not latch the signal, but the wait already chose TIMEOUT and
+ * free_waiters() restores it only for -ERESTARTSYS). It waits forever on the
+ * event and a private stop event instead.
  *
  * The last subtests close everything and unload kfdsync while a sync_file
  * is still held, then reload it with the parameters it had; then, with this
@@ -46,6 +51,7 @@
 #include <linux/kfdsync.h>
 #include <linux/sync_file.h>
 
+#include "kmod.h"
 #include "sim_test.h"
 
 #define KFDSYNC_DEV		"/dev/kfdsync"
@@ -238,6 +244,7 @@ static HsaEvent *new_event(void)
 struct relay {
 	int fd;
 	HsaEvent *ev;
+	HsaEvent *stop_ev;	/* set only to end the thread */
 	pthread_t thread;
 	volatile bool stop;
 	bool running;
@@ -247,10 +254,17 @@ static void *relay_main(void *arg)
 {
 	struct relay *r = arg;
 
-	while (!r->stop) {
+	HsaEvent *evs[2] = { r->ev, r->stop_ev };
+
+	for (;;) {
 		struct kfdsync_relay_signal a = { .event_id = r->ev->EventId };
 
-		if (hsaKmtWaitOnEvent(r->ev, 20) != HSAKMT_STATUS_SUCCESS)
+		bool woke = hsaKmtWaitOnMultipleEvents(evs, 2, false, HSA_EVENTTIMEOUT_INFINITE) ==
+			    HSAKMT_STATUS_SUCCESS;
+
+		if (r->stop)
+			break;
+		if (!woke)
 			continue;
 		if (ioctl(r->fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &a))
 			tap_diag("RELAY_SIGNAL %u: %s", a.event_id, strerror(errno));
@@ -265,6 +279,7 @@ static void relay_start(struct relay *r, int fd, HsaEvent *ev)
 		return;
 	r->fd = fd;
 	r->ev = ev;
+	r->stop_ev = new_event();
 	if (pthread_create(&r->thread, NULL, relay_main, r))
 		tap_bail("pthread_create failed");
 	r->running = true;
@@ -275,7 +290,9 @@ static void relay_stop(struct relay *r)
 	if (!r->running)
 		return;
 	r->stop = true;
+	hsaKmtSetEvent(r->stop_ev);
 	pthread_join(r->thread, NULL);
+	hsaKmtDestroyEvent(r->stop_ev);
 	r->running = false;
 }
 
@@ -1270,39 +1287,6 @@ static void test_hw_exception(void)
 	tap_ok(res[2] == -EIO, "hw_exception_query_error (%d)", res[2]);
 }
 
-/* delete_module(2); retry while the module is briefly held. */
-static int kmod_unload(const char *name, int tries)
-{
-	int i;
-
-	for (i = 0; i < tries; i++) {
-		if (!syscall(SYS_delete_module, name, O_NONBLOCK))
-			return 0;
-		if (errno != EAGAIN && errno != EBUSY && errno != EWOULDBLOCK)
-			break;
-		usleep(100000);
-	}
-	return -errno;
-}
-
-static int kfdsync_load(const char *params)
-{
-	const char *dir = getenv("KFDSYNC_KMOD_DIR");
-	char path[4096];
-	int fd, ret = 0;
-
-	if (!dir)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/kmod/kfdsync.ko", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, params, 0))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 /* 3 subtests; closes everything kfdsync-related first. */
 static void test_rmmod(void)
 {
@@ -1332,12 +1316,12 @@ static void test_rmmod(void)
 	tap_ok(ret == -EWOULDBLOCK || ret == -EBUSY || ret == -EAGAIN,
 	       "rmmod_refused_while_sync_file_held (%s)", strerror(-ret));
 	if (!ret)
-		kfdsync_load(params);
+		kmod_load_project("kmod/kfdsync.ko", params);
 
 	close(fence);
 	ret = kmod_unload("kfdsync", 50);
 	if (!ret) {
-		int lret = kfdsync_load(params);
+		int lret = kmod_load_project("kmod/kfdsync.ko", params);
 
 		if (lret)
 			tap_diag("reload kfdsync %s: %s", params, strerror(-lret));

@@ -164,7 +164,7 @@ static void test_fence_limit(void)
 	bool ok = true;
 
 	__param_read("max_timeline_fences", saved, sizeof(saved));
-	if (__param_write("max_timeline_fences", "8")) {
+	if (kfdsync_param_write("max_timeline_fences", "8")) {
 		tap_skip("cannot write max_timeline_fences", "timeline_fences_limit");
 		tap_skip("cannot write max_timeline_fences", "timeline_fences_limit_same_value");
 		tap_skip("cannot write max_timeline_fences", "timeline_fences_limit_freed");
@@ -172,7 +172,7 @@ static void test_fence_limit(void)
 	}
 	/* The limit is taken at open. */
 	tl = __timeline_create();
-	__param_write("max_timeline_fences", saved);
+	kfdsync_param_write("max_timeline_fences", saved);
 
 	for (i = 0; i < 8; i++) {
 		f[i] = __fence_create(tl, "lim", 10 + i);
@@ -229,7 +229,7 @@ static void test_param_bounds(void)
 	int ret;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ret = __param_write(cases[i].name, cases[i].value);
+		ret = kfdsync_param_write(cases[i].name, cases[i].value);
 		if (ret != cases[i].err) {
 			tap_diag("%s=%s: %d", cases[i].name, cases[i].value,
 				 ret);
@@ -251,7 +251,7 @@ static void test_timeline_limit(void)
 	}
 	__param_read("max_timelines", saved, sizeof(saved));
 	snprintf(val, sizeof(val), "%u", count + 2);
-	if (__param_write("max_timelines", val)) {
+	if (kfdsync_param_write("max_timelines", val)) {
 		tap_skip("cannot write max_timelines", "timeline_open_limit");
 		return;
 	}
@@ -259,7 +259,7 @@ static void test_timeline_limit(void)
 	tl[1] = __timeline_create();
 	tl[2] = __timeline_create();
 	err = tl[2];
-	__param_write("max_timelines", saved);
+	kfdsync_param_write("max_timelines", saved);
 	tap_ok(tl[0] >= 0 && tl[1] >= 0 && err == -ENFILE,
 	       "timeline_open_limit");
 	for (i = 0; i < 3; i++)
@@ -281,14 +281,14 @@ static void test_watchdog(void)
 	bool ok;
 
 	__param_read("watchdog_ms", saved, sizeof(saved));
-	if (__param_write("watchdog_ms", "400")) {
+	if (kfdsync_param_write("watchdog_ms", "400")) {
 		for (i = 0; i < 4; i++)
 			tap_skip("cannot write watchdog_ms", "%s", names[i]);
 		return;
 	}
 	/* The watchdog is taken at open. */
 	tl = __timeline_create();
-	__param_write("watchdog_ms", saved);
+	kfdsync_param_write("watchdog_ms", saved);
 
 	t0 = now_ns();
 	d = __fence_create(tl, "d", 1);
@@ -483,38 +483,6 @@ static void save_params(void)
 		closedir(dir);
 }
 
-static int __kmod_unload(bool retry)
-{
-	int i;
-
-	for (i = 0; i < 50; i++) {
-		if (!syscall(SYS_delete_module, "kfdsync", O_NONBLOCK))
-			return 0;
-		if (!retry || (errno != EAGAIN && errno != EBUSY))
-			break;
-		msleep(100);
-	}
-	return -errno;
-}
-
-static int __kmod_load(void)
-{
-	const char *dir = getenv("KFDSYNC_KMOD_DIR");
-	char path[4096];
-	int fd, ret = 0;
-
-	if (!dir)
-		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/kmod/kfdsync.ko", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (syscall(SYS_finit_module, fd, kfdsync_params, 0))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static void test_kmod(void)
 {
 	static const char *const names[] = {
@@ -532,16 +500,16 @@ static void test_kmod(void)
 	fence = __fence_create(tl, "pin", 1);
 	/* Only the fence is left: it alone must pin the module. */
 	close(tl);
-	ret = __kmod_unload(false);
+	ret = kmod_unload("kfdsync", 1);
 	tap_ok(fence >= 0 && ret == -EWOULDBLOCK && fence_status(fence) == -ENOENT,
 	       "%s", names[0]);
 	close(fence);
-	ret = __kmod_unload(true);
+	ret = kmod_unload("kfdsync", 50);
 	if (ret)
 		tap_diag("rmmod kfdsync: %s", strerror(-ret));
 	tap_ok(!ret && access(TL_DEV, F_OK) && errno == ENOENT, "%s",
 	       names[1]);
-	ret = __kmod_load();
+	ret = kmod_load_project("kmod/kfdsync.ko", kfdsync_params);
 	if (ret)
 		tap_diag("insmod kfdsync.ko %s: %s", kfdsync_params,
 			 strerror(-ret));

@@ -31,6 +31,7 @@
 #include <linux/sync_file.h>
 #include <linux/types.h>
 
+#include "kmod.h"
 #include "tap.h"
 
 /* --- sw_sync's definitions, as tools carry them ------------------------ */
@@ -72,17 +73,8 @@ struct sync_set_deadline {
 #endif
 
 #define TL_DEV			KFDSYNC_TL_DEVICE
-#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
 #define DEBUGFS			"/sys/kernel/debug"
 #define TL_DEBUGFS		DEBUGFS "/kfdsync/timelines"
-
-static inline void msleep(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
 
 static inline uint64_t now_ns(void)
 {
@@ -224,23 +216,6 @@ static inline int __tl_debugfs_counts(unsigned int *timelines, int *fences)
 		   fences);
 	fclose(f);
 	return n == 3 ? 0 : -EPROTO;
-}
-
-/* Write a kfdsync module parameter; 0 or -errno. */
-static inline int __param_write(const char *name, const char *val)
-{
-	char path[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	n = n < 0 ? -errno : 0;
-	close(fd);
-	return n;
 }
 
 /* Read a kfdsync module parameter into @buf (no newline); 0 or -errno. */

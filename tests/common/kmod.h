@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Module helpers for guest tests (they run as root in tests/vm/run's guest):
+ * unload with retries, load this project's modules from $KFDSYNC_KMOD_DIR,
+ * write kfdsync's parameters. Every helper returns 0 or -errno.
+ */
+#ifndef KFDSYNC_TESTS_KMOD_H
+#define KFDSYNC_TESTS_KMOD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KFDSYNC_PARAMS "/sys/module/kfdsync/parameters/"
+
+static inline void msleep(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * delete_module(2) @name, up to @tries times 100 ms apart while it is
+ * briefly held (EAGAIN/EWOULDBLOCK: still referenced; EBUSY: not live yet).
+ */
+static inline int kmod_unload(const char *name, int tries)
+{
+	for (int i = 0; i < tries; i++) {
+		if (!syscall(SYS_delete_module, name, O_NONBLOCK))
+			return 0;
+		if (errno != EAGAIN && errno != EBUSY)
+			break;
+		if (i + 1 < tries)
+			msleep(100);
+	}
+	return -errno;
+}
+
+/* finit_module(2) of $KFDSYNC_KMOD_DIR/@rel (e.g. "kmod/kfdsync.ko"). */
+static inline int kmod_load_project(const char *rel, const char *params)
+{
+	const char *dir = getenv("KFDSYNC_KMOD_DIR");
+	char path[4096];
+	int fd, ret = 0;
+
+	if (!dir)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params ? params : "", 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Write kfdsync's parameter @name through sysfs. */
+static inline int kfdsync_param_write(const char *name, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return (int)n;
+}
+
+#endif /* KFDSYNC_TESTS_KMOD_H */
