@@ -138,6 +138,36 @@ static void json_string(const char *s)
 	putchar('"');
 }
 
+/*
+ * Options of the commands that take only [--json] [--help]. Returns -1 to
+ * go on, or the exit status to return now.
+ */
+static int parse_json_opts(int argc, char **argv, void (*usage)(FILE *), bool *json)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	*json = false;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
 static void usage_info(FILE *f)
 {
 	fprintf(f, "usage: %s info [--json]\n"
@@ -147,29 +177,14 @@ static void usage_info(FILE *f)
 
 static int cmd_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
-	bool json = false;
+	bool json;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage_info(stdout);
-			return 0;
-		default:
-			usage_info(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	c = parse_json_opts(argc, argv, usage_info, &json);
+	if (c >= 0)
+		return c;
 	if (optind != argc) {
 		usage_info(stderr);
 		return EXIT_USAGE;
@@ -182,8 +197,8 @@ static int cmd_info(int argc, char **argv)
 	ret = kfdsync_ctx_get_module_info(ctx, &mi);
 	kfdsync_ctx_free(ctx);
 	if (ret == -EPROTO) {
-		fail("the loaded kfdsync module speaks ABI %s; this tool needs %d",
-		     "another version", KFDSYNC_ABI_VERSION);
+		fail("the loaded kfdsync module speaks another ABI; this tool needs ABI %d",
+		     KFDSYNC_ABI_VERSION);
 		return 1;
 	}
 	if (ret) {
@@ -294,27 +309,12 @@ static int inspect_one(const char *arg, bool json, bool first)
 
 static int cmd_inspect(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	bool json = false;
+	bool json;
 	int c, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage_inspect(stdout);
-			return 0;
-		default:
-			usage_inspect(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	c = parse_json_opts(argc, argv, usage_inspect, &json);
+	if (c >= 0)
+		return c;
 	if (optind == argc) {
 		usage_inspect(stderr);
 		return EXIT_USAGE;
@@ -507,27 +507,12 @@ static void usage_list(FILE *f)
 
 static int cmd_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	bool json = false;
+	bool json;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage_list(stdout);
-			return 0;
-		default:
-			usage_list(stderr);
-			return EXIT_USAGE;
-		}
-	}
+	c = parse_json_opts(argc, argv, usage_list, &json);
+	if (c >= 0)
+		return c;
 	if (optind != argc) {
 		usage_list(stderr);
 		return EXIT_USAGE;
