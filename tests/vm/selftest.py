@@ -8,7 +8,9 @@ Proves what the rest of the suite relies on: the command's status and its
 two streams come back separately; a kernel WARN (made on purpose through the
 GPU simulator's debug ioctl) or a "released with pending signals" line fails
 a run whose command succeeded; a hung guest is killed at --timeout with
-status 124; SIGINT kills the guest.  No QEMU process may outlive any of it.
+status 124; SIGINT kills the guest; a guest that dies before running
+anything of ours is booted once more, only once.  No QEMU process may
+outlive any of it.
 """
 
 import argparse
@@ -57,7 +59,7 @@ def main():
     base = os.path.join(build, "vm-runs", f"selftest-{os.getpid()}")
     warn_prog = os.path.join(build, "tests", "kfdsim_warn")
     print("TAP version 13")
-    print("1..9", flush=True)
+    print("1..10", flush=True)
 
     r = os.path.join(base, "status")
     p = run(r, "--bare", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 7")
@@ -89,6 +91,14 @@ def main():
     ok(p.returncode == 124 and "did not finish within 25 s" in p.stderr and
        time.monotonic() - t0 < 60, "run_timeout_kills_guest", p.stderr)
     ok(not qemu_children(r), "run_no_qemu_left_after_timeout")
+
+    # A guest that dies before the second stage (here: QEMU cannot even
+    # start it) is booted once more, never more, and the run fails.
+    r = os.path.join(base, "early")
+    p = run(r, "--bare", "--memory", "40", "--timeout", "60", "--", "true")
+    ok(p.returncode == 125 and p.stderr.count("booting once more") == 1 and
+       os.path.exists(os.path.join(r, "console-first-boot.log")),
+       "run_early_death_retried_once", p.stderr)
 
     r = os.path.join(base, "sigint")
     proc = subprocess.Popen([RUN, "--results", r, "--bare", "--", "sleep", "1000"],
