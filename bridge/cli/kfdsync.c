@@ -51,25 +51,29 @@ static void fail(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Why a context could not be opened, in words. */
-static void fail_ctx(int err)
+/*
+ * Why a kfdsync device could not be opened, in words: @dev is its path,
+ * @things what each open makes ("contexts"), @limit the module parameter
+ * that bounds them.
+ */
+static void fail_open(int err, const char *dev, const char *things, const char *limit)
 {
 	switch (-err) {
 	case ENOENT:
 	case ENODEV:
 	case ENXIO:
-		fail("kfdsync module not loaded (no /dev/kfdsync); try 'modprobe kfdsync'");
+		fail("kfdsync module not loaded (no %s); try 'modprobe kfdsync'", dev);
 		break;
 	case EACCES:
 	case EPERM:
-		fail("no permission on /dev/kfdsync (it belongs to group 'render': "
-		     "join it, or install the kfdsync udev rule)");
+		fail("no permission on %s (it belongs to group 'render': "
+		     "join it, or install the kfdsync udev rule)", dev);
 		break;
 	case ENFILE:
-		fail("too many kfdsync contexts open (module parameter max_contexts)");
+		fail("too many kfdsync %s open (module parameter %s)", things, limit);
 		break;
 	default:
-		fail("cannot open /dev/kfdsync: %s", strerror(-err));
+		fail("cannot open %s: %s", dev, strerror(-err));
 	}
 }
 
@@ -191,7 +195,7 @@ static int cmd_info(int argc, char **argv)
 	}
 	ret = kfdsync_ctx_new(&ctx);
 	if (ret) {
-		fail_ctx(ret);
+		fail_open(ret, "/dev/kfdsync", "contexts", "max_contexts");
 		return 1;
 	}
 	ret = kfdsync_ctx_get_module_info(ctx, &mi);
@@ -661,13 +665,7 @@ static int cmd_timeline(int argc, char **argv)
 	}
 	ret = kfdsync_timeline_new(&tl);
 	if (ret) {
-		if (ret == -ENOENT)
-			fail("kfdsync module not loaded (no /dev/kfdsync_timeline); "
-			     "try 'modprobe kfdsync'");
-		else if (ret == -EACCES || ret == -EPERM)
-			fail("no permission on /dev/kfdsync_timeline (group 'render')");
-		else
-			fail("cannot create a timeline: %s", strerror(-ret));
+		fail_open(ret, "/dev/kfdsync_timeline", "timelines", "max_timelines");
 		return 1;
 	}
 	posix_spawn_file_actions_init(&fa);

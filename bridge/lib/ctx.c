@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* Contexts on /dev/kfdsync and what the module reports. */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,21 +16,19 @@ struct kfdsync_ctx {
 KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
 {
 	struct kfdsync_ctx *ctx;
+	int fd;
 
 	if (!out)
 		return -EINVAL;
+	fd = kfdsync_open_device(KFDSYNC_DEVICE);
+	if (fd < 0)
+		return fd;
 	ctx = calloc(1, sizeof(*ctx));
-	if (!ctx)
+	if (!ctx) {
+		close(fd);
 		return -ENOMEM;
-	do {
-		ctx->fd = open(KFDSYNC_DEVICE, O_RDWR | O_CLOEXEC);
-	} while (ctx->fd < 0 && errno == EINTR);
-	if (ctx->fd < 0) {
-		int err = -errno;
-
-		free(ctx);
-		return err;
 	}
+	ctx->fd = fd;
 	*out = ctx;
 	return 0;
 }

@@ -2,7 +2,6 @@
 /* KFD events as sync_files and eventfd wake-ups. */
 #include <hsakmt.h>
 #include <string.h>
-#include <time.h>
 
 #include "kfdsync.h"
 #include "internal.h"
@@ -71,14 +70,9 @@ KFDSYNC_EXPORT int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_i
 /* The module takes absolute CLOCK_MONOTONIC deadlines; 0 is its default. */
 static uint64_t watchdog_deadline(int64_t watchdog_ns)
 {
-	struct timespec ts;
-	uint64_t now;
-
 	if (watchdog_ns <= 0)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	return now + (uint64_t)watchdog_ns;
+	return (uint64_t)kfdsync_now_ns() + (uint64_t)watchdog_ns;
 }
 
 static int export(struct kfdsync_ctx *ctx, unsigned long req, uint32_t event_id,

@@ -4,7 +4,10 @@
 #define KFDSYNC_LIB_INTERNAL_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <time.h>
 
 #define KFDSYNC_EXPORT __attribute__((visibility("default")))
 
@@ -17,6 +20,26 @@ static inline int kfdsync_ioctl(int fd, unsigned long req, void *arg)
 		ret = ioctl(fd, req, arg);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	return ret < 0 ? -errno : ret;
+}
+
+/* open(2) of a kfdsync device, close-on-exec, retried on EINTR; fd or -errno. */
+static inline int kfdsync_open_device(const char *path)
+{
+	int fd;
+
+	do {
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
+/* CLOCK_MONOTONIC now, in nanoseconds (what the kernel's deadlines use). */
+static inline int64_t kfdsync_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 #endif

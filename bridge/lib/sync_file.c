@@ -8,7 +8,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kfdsync.h"
@@ -49,17 +48,9 @@ KFDSYNC_EXPORT int kfdsync_sync_file_merge(const char *name, int fd1, int fd2)
 	return ret;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 KFDSYNC_EXPORT int kfdsync_sync_file_wait(int fd, int64_t timeout_ns)
 {
-	int64_t deadline = timeout_ns < 0 ? -1 : now_ns() + timeout_ns;
+	int64_t deadline = timeout_ns < 0 ? -1 : kfdsync_now_ns() + timeout_ns;
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	int ret = kfdsync_sync_file_check(fd);
 
@@ -75,7 +66,7 @@ KFDSYNC_EXPORT int kfdsync_sync_file_wait(int fd, int64_t timeout_ns)
 		int ms = -1;
 
 		if (deadline >= 0) {
-			int64_t left = deadline - now_ns();
+			int64_t left = deadline - kfdsync_now_ns();
 
 			/* Round up: never return before the deadline. */
 			left = left < 0 ? 0 : (left + 999999) / 1000000;
@@ -87,7 +78,7 @@ KFDSYNC_EXPORT int kfdsync_sync_file_wait(int fd, int64_t timeout_ns)
 				return -EINVAL;
 			return 0;
 		}
-		if (ret == 0 && (deadline < 0 || now_ns() >= deadline))
+		if (ret == 0 && (deadline < 0 || kfdsync_now_ns() >= deadline))
 			return -ETIME;
 		if (ret < 0 && errno != EINTR && errno != EAGAIN)
 			return -errno;

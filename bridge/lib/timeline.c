@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* CPU timelines on /dev/kfdsync_timeline (sw_sync-compatible uAPI). */
-#include <fcntl.h>
 #include <linux/kfdsync_timeline.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,21 +15,19 @@ struct kfdsync_timeline {
 KFDSYNC_EXPORT int kfdsync_timeline_new(struct kfdsync_timeline **out)
 {
 	struct kfdsync_timeline *tl;
+	int fd;
 
 	if (!out)
 		return -EINVAL;
+	fd = kfdsync_open_device(KFDSYNC_TL_DEVICE);
+	if (fd < 0)
+		return fd;
 	tl = calloc(1, sizeof(*tl));
-	if (!tl)
+	if (!tl) {
+		close(fd);
 		return -ENOMEM;
-	do {
-		tl->fd = open(KFDSYNC_TL_DEVICE, O_RDWR | O_CLOEXEC);
-	} while (tl->fd < 0 && errno == EINTR);
-	if (tl->fd < 0) {
-		int err = -errno;
-
-		free(tl);
-		return err;
 	}
+	tl->fd = fd;
 	*out = tl;
 	return 0;
 }
