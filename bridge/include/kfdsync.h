@@ -198,6 +198,79 @@ int kfdsync_event_export_eventfd(struct kfdsync_ctx *ctx, uint32_t event_id,
 /** @} */
 
 /**
+ * @defgroup import Importing fences: a fence's end sets an event or memory
+ * The other direction: when a sync_file from anywhere (a display's
+ * out-fence, another GPU, a CPU timeline) ends, kfdsync writes a value into
+ * the caller's memory (a GPU queue waiting with WAIT_REG_MEM proceeds, no
+ * CPU involved), sets one of the caller's KFD events (threads in
+ * hsaKmtWaitOnEvent() wake), and/or fails a registered event with the
+ * fence's error (the error reaches that event's exported fences). See
+ * "imports" in <linux/kfdsync.h> for the exact order and rules.
+ *
+ * Setting a KFD event is done in the kernel where kfdsync's hooks are
+ * attached. Otherwise (relay mode) the library does it: the kernel does the
+ * rest and signals an eventfd when done, and a relay thread of the context
+ * (started on first need, stopped by kfdsync_ctx_free(), sleeping in
+ * poll(2) otherwise) then calls hsaKmtSetEvent(). Either way the event is
+ * set after the memory write, on success and on error alike.
+ *
+ * Imports end when their fence ends, or are cancelled (nothing written or
+ * set) when the context is freed.
+ * @{
+ */
+
+/** What to do when an imported fence ends. Zero what you do not use. */
+struct kfdsync_import_desc {
+	uint32_t flags;         /**< KFDSYNC_IMPORT_MEMORY, _MEMORY32, _SUB,
+				     _SET_EVENT, _FAIL_EVENT of
+				     <linux/kfdsync.h> (not _EVENTFD) */
+	uint32_t event_id;      /**< SET_EVENT: amdkfd event id to set */
+	uint32_t fail_event_id; /**< FAIL_EVENT: registered event that takes
+				     the fence's error */
+	uint32_t reserved;      /**< must be 0 */
+	void *addr;             /**< MEMORY: 8-byte aligned (4 with MEMORY32)
+				     ordinary writable memory of the caller */
+	uint64_t value;         /**< MEMORY: stored (subtracted with SUB) when
+				     the fence signals */
+	uint64_t error_value;   /**< MEMORY: stored (subtracted) instead when
+				     the fence ends with an error */
+};
+
+/**
+ * Act on @p desc when the fence of @p sync_file_fd ends.
+ *
+ * @param sync_file_fd  borrowed; may be closed as soon as this returns
+ * @return 0, or
+ *   - `-EINVAL`: not a sync_file, bad flags or fields, misaligned address,
+ *     a value too wide for MEMORY32,
+ *   - `-EFAULT`: @p desc->addr is not writable ordinary memory,
+ *   - `-ENOENT`: @p desc->fail_event_id is not registered,
+ *   - `-ESRCH`: SET_EVENT, but the process has not opened /dev/kfd,
+ *   - `-ENOSPC`: the context's limit of pending imports is reached,
+ *   - `-EAGAIN`: relay mode, and the relay thread could not be started,
+ *   - another negative errno.
+ */
+int kfdsync_import_sync_file(struct kfdsync_ctx *ctx, int sync_file_fd,
+			     const struct kfdsync_import_desc *desc);
+
+/**
+ * Store @p value at @p addr when the fence signals, @p error_value when it
+ * ends with an error (a 64-bit KFDSYNC_IMPORT_MEMORY import).
+ */
+int kfdsync_import_to_memory(struct kfdsync_ctx *ctx, int sync_file_fd,
+			     uint64_t *addr, uint64_t value,
+			     uint64_t error_value);
+
+/**
+ * Set KFD event @p event_id of the calling process when the fence ends (a
+ * KFDSYNC_IMPORT_SET_EVENT import).
+ */
+int kfdsync_import_to_event(struct kfdsync_ctx *ctx, int sync_file_fd,
+			    uint32_t event_id);
+
+/** @} */
+
+/**
  * @defgroup timeline CPU timelines
  * sw_sync-compatible timelines (/dev/kfdsync_timeline) for producers only
  * userspace can see: a CPU stage, a decoder, another device's completion.

@@ -404,4 +404,119 @@ struct kfdsync_relay_signal {
 #define KFDSYNC_IOCTL_RELAY_SIGNAL \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x06, struct kfdsync_relay_signal)
 
+/**
+ * DOC: imports
+ *
+ * KFDSYNC_IOCTL_IMPORT_SYNC_FILE is the other direction: when a fence from
+ * anywhere (a display's out-fence, another GPU, a kfdsync timeline) ends,
+ * kfdsync acts on the caller's behalf, in this order:
+ *
+ * 1. %KFDSYNC_IMPORT_FAIL_EVENT, only if the fence ended with an error:
+ *    the context's registered event &kfdsync_import.fail_event_id takes the
+ *    fence's error as its sticky error, so its exported fences end with it
+ *    (see "events"). Done before anything below can let work run, so the
+ *    error reaches the consumers of that event, never a success.
+ * 2. %KFDSYNC_IMPORT_MEMORY: a value is written to &kfdsync_import.addr in
+ *    the caller's memory, as a GPU queue waiting with WAIT_REG_MEM (or an
+ *    HSA signal waiter) expects: &kfdsync_import.value if the fence
+ *    signalled, &kfdsync_import.error_value if it ended with an error. The
+ *    page is pinned at import (pin_user_pages(FOLL_LONGTERM)) and released
+ *    afterwards; the write is a single aligned 64-bit store, or 32-bit with
+ *    %KFDSYNC_IMPORT_MEMORY32, made atomically. With %KFDSYNC_IMPORT_SUB the
+ *    value is atomically subtracted instead of stored (an HSA completion
+ *    signal counts down).
+ * 3. %KFDSYNC_IMPORT_SET_EVENT: amdkfd event &kfdsync_import.event_id of the
+ *    caller's process is set, as AMDKFD_IOC_SET_EVENT would, so threads in
+ *    hsaKmtWaitOnEvent() wake. Set on success and on error alike: a waiter
+ *    that must tell them apart imports to memory as well. This is done in
+ *    the kernel, by calling amdkfd's kfd_set_event(), only where kfdsync's
+ *    hooks are attached (KFDSYNC_SOURCE_HOOKS); otherwise the ioctl fails
+ *    with EOPNOTSUPP and the caller sets the event itself when the fence
+ *    ends (libkfdsync does so with a relay thread, see below).
+ * 4. %KFDSYNC_IMPORT_EVENTFD: 1 is added to the eventfd
+ *    &kfdsync_import.eventfd, after the actions above are done: the
+ *    completion notice a userspace relay needs to set an event in the right
+ *    order (after the memory write), or a poll(2)-able "import done".
+ *
+ * The actions run in a kernel worker shortly after the fence ends (not in
+ * the fence's signalling context). An import is done exactly once. Closing
+ * the context cancels every import whose fence has not ended: nothing is
+ * written or set, the pins are released. An import holds a reference to
+ * the fence until then; the sync_file fd itself may be closed at once.
+ */
+#define KFDSYNC_IMPORT_MEMORY		0x01U
+#define KFDSYNC_IMPORT_MEMORY32		0x02U
+#define KFDSYNC_IMPORT_SUB		0x04U
+#define KFDSYNC_IMPORT_SET_EVENT	0x08U
+#define KFDSYNC_IMPORT_FAIL_EVENT	0x10U
+#define KFDSYNC_IMPORT_EVENTFD		0x20U
+
+/**
+ * struct kfdsync_import - argument of KFDSYNC_IOCTL_IMPORT_SYNC_FILE
+ * @fd:		In: a sync_file; borrowed (kfdsync takes its own reference
+ *		to the fence).
+ * @flags:	In: KFDSYNC_IMPORT_* bits; at least one of MEMORY, SET_EVENT,
+ *		FAIL_EVENT and EVENTFD. MEMORY32 and SUB need MEMORY.
+ * @addr:	In, MEMORY: address in the caller's own writable memory,
+ *		8-byte aligned (4 with MEMORY32). Ordinary memory only
+ *		(anonymous, shared memory, files): not a device (VM_IO or
+ *		VM_PFNMAP) mapping. Must be 0 without MEMORY.
+ * @value:	In, MEMORY: written (subtracted, with SUB) when the fence
+ *		signals. Must fit in 32 bits with MEMORY32; 0 without MEMORY.
+ * @error_value: In, MEMORY: written (subtracted) instead when the fence
+ *		ends with an error. Same rules as @value.
+ * @event_id:	In, SET_EVENT: amdkfd event id of the caller's process, 1 to
+ *		%KFDSYNC_EVENT_ID_LIMIT - 1; 0 without SET_EVENT. An id that
+ *		amdkfd does not know (or that cannot be set from the CPU) is
+ *		not detected at import; setting it then fails silently.
+ * @fail_event_id: In, FAIL_EVENT: an event registered with this context;
+ *		0 without FAIL_EVENT.
+ * @eventfd:	In, EVENTFD: an eventfd of the caller, signalled once when
+ *		the import is done (kfdsync holds its own reference until
+ *		then; it is not signalled for a cancelled import); 0 without
+ *		EVENTFD.
+ * @pad:	In: must be 0.
+ */
+struct kfdsync_import {
+	__s32 fd;
+	__u32 flags;
+	__u64 addr;
+	__u64 value;
+	__u64 error_value;
+	__u32 event_id;
+	__u32 fail_event_id;
+	__s32 eventfd;
+	__u32 pad;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_IMPORT_SYNC_FILE - act when a fence ends
+ *
+ * See "imports". A context has at most max_imports (module parameter)
+ * imports whose fence has not ended yet. A fence that has already ended is
+ * acted on at once (still from the worker: the ioctl may return first).
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable memory; or, with MEMORY, @addr is
+ *   not mapped, not writable, or not ordinary memory of the caller.
+ * - EBADF: @fd is not an open file descriptor.
+ * - EBADF: &kfdsync_import.eventfd is not an open file descriptor.
+ * - EINVAL: @fd is not a sync_file; &kfdsync_import.eventfd is not an
+ *   eventfd; unknown or inconsistent @flags; a field set that its flag does
+ *   not use; non-zero @pad; @addr misaligned; @value or @error_value wider
+ *   than 32 bits with MEMORY32; @event_id out of range.
+ * - ENOENT: FAIL_EVENT's @fail_event_id is not registered with this context.
+ * - EOPNOTSUPP: SET_EVENT while the hooks are not the source (relay mode):
+ *   kfdsync cannot set amdkfd events itself.
+ * - ESRCH: SET_EVENT, but the caller has no amdkfd process (never opened
+ *   /dev/kfd, or already released it).
+ * - EPERM: the caller is not the process that opened the context, or the
+ *   context's address space went away.
+ * - ENOSPC: the context has max_imports imports pending.
+ * - ENOMEM: out of memory.
+ */
+#define KFDSYNC_IOCTL_IMPORT_SYNC_FILE \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x07, struct kfdsync_import)
+
 #endif /* _UAPI_LINUX_KFDSYNC_H */
