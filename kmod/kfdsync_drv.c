@@ -40,6 +40,12 @@
  * exception, poison, GPU reset, amdgpu unloaded) or -EFAULT (GPU memory
  * fault). Every fence holds a reference to the module.
  *
+ * The other direction is an import (KFDSYNC_IOCTL_IMPORT_SYNC_FILE,
+ * kfdsync_import.c): when any fence ends, kfdsync writes a value into the
+ * caller's pinned memory (a GPU queue waiting on it proceeds), sets one of
+ * the caller's amdkfd events, and/or passes the fence's error on to a
+ * registered event.
+ *
  * Userspace talks to the module with ioctls defined in
  * include/uapi/linux/kfdsync.h. There is one handler per ioctl,
  * kfdsync_ioctl_<verb>(), called from a single dispatcher; each handler
@@ -164,6 +170,15 @@ module_param_cb(max_fences, &kfdsync_param_range_ops,
 MODULE_PARM_DESC(max_fences,
 		 "Unsignalled fences per context (1-65536, default 1024)");
 
+static unsigned int kfdsync_max_imports = 1024;
+static struct kfdsync_param_range kfdsync_max_imports_range = {
+	.val = &kfdsync_max_imports, .min = 1, .max = 65536,
+};
+module_param_cb(max_imports, &kfdsync_param_range_ops,
+		&kfdsync_max_imports_range, 0644);
+MODULE_PARM_DESC(max_imports,
+		 "Pending sync_file imports per context, each pinning one page (1-65536, default 1024)");
+
 static unsigned int kfdsync_watchdog_ms = 10000;
 static struct kfdsync_param_range kfdsync_watchdog_ms_range = {
 	.val = &kfdsync_watchdog_ms, .min = 10, .max = 3600000,
@@ -234,6 +249,7 @@ static struct kfdsync_ctx *kfdsync_ctx_create(void)
 	get_task_comm(ctx->comm, current);
 	ctx->max_events = READ_ONCE(kfdsync_max_events);
 	ctx->max_fences = READ_ONCE(kfdsync_max_fences);
+	ctx->max_imports = READ_ONCE(kfdsync_max_imports);
 	ctx->watchdog_max_ms = READ_ONCE(kfdsync_watchdog_max_ms);
 	ctx->watchdog_ms = min(READ_ONCE(kfdsync_watchdog_ms),
 			       ctx->watchdog_max_ms);
@@ -267,7 +283,8 @@ static void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
 	kfdsync_ctx_count--;
 	mutex_unlock(&kfdsync_ctx_lock);
 
-	/* Cancels every pending fence of the context. */
+	/* Cancels every pending import and fence of the context. */
+	kfdsync_ctx_imports_fini(ctx);
 	kfdsync_ctx_events_fini(ctx);
 	kfdsync_ctx_put(ctx);
 }
@@ -501,6 +518,19 @@ static int kfdsync_ioctl_relay_signal(struct kfdsync_ctx *ctx,
 	return kfdsync_event_relay(ctx, args.event_id);
 }
 
+static int kfdsync_ioctl_import_sync_file(struct kfdsync_ctx *ctx,
+					  void __user *uarg)
+{
+	struct kfdsync_import args;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
+
+	return kfdsync_import(ctx, &args);
+}
+
 static long kfdsync_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -522,6 +552,8 @@ static long kfdsync_ioctl(struct file *file, unsigned int cmd,
 		return kfdsync_ioctl_export_eventfd(ctx, uarg);
 	case KFDSYNC_IOCTL_RELAY_SIGNAL:
 		return kfdsync_ioctl_relay_signal(ctx, uarg);
+	case KFDSYNC_IOCTL_IMPORT_SYNC_FILE:
+		return kfdsync_ioctl_import_sync_file(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -549,15 +581,16 @@ static int kfdsync_contexts_show(struct seq_file *m, void *unused)
 	mutex_lock(&kfdsync_ctx_lock);
 	seq_printf(m, "# %u of %u contexts\n", kfdsync_ctx_count,
 		   READ_ONCE(kfdsync_max_contexts));
-	seq_puts(m, "# id       tgid     comm             source events pending max_events max_fences watchdog_ms watchdog_max_ms\n");
+	seq_puts(m, "# id       tgid     comm             source events pending max_events max_fences watchdog_ms watchdog_max_ms imports max_imports\n");
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %u\n",
+		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %-15u %-7u %u\n",
 			   ctx->id, pid_nr(ctx->tgid), ctx->comm,
 			   kfdsync_source() == KFDSYNC_SOURCE_HOOKS ?
 			   "hooks" : "relay", READ_ONCE(ctx->n_events),
 			   atomic_read(&ctx->n_pending), ctx->max_events,
 			   ctx->max_fences, ctx->watchdog_ms,
-			   ctx->watchdog_max_ms);
+			   ctx->watchdog_max_ms, READ_ONCE(ctx->n_imports),
+			   ctx->max_imports);
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
 }
@@ -573,9 +606,13 @@ static int __init kfdsync_init(void)
 			    &kfdsync_contexts_fops);
 	kfdsync_events_debugfs_init(kfdsync_debugfs);
 
-	ret = kfdsync_hooks_init(kfdsync_param_hooks, kfdsync_debugfs);
+	ret = kfdsync_import_init();
 	if (ret)
 		goto err_debugfs_remove;
+
+	ret = kfdsync_hooks_init(kfdsync_param_hooks, kfdsync_debugfs);
+	if (ret)
+		goto err_import_exit;
 
 	ret = misc_register(&kfdsync_misc);
 	if (ret)
@@ -595,6 +632,8 @@ err_misc_deregister:
 	misc_deregister(&kfdsync_misc);
 err_hooks_exit:
 	kfdsync_hooks_exit();
+err_import_exit:
+	kfdsync_import_exit();
 err_debugfs_remove:
 	debugfs_remove_recursive(kfdsync_debugfs);
 	return ret;
@@ -605,6 +644,7 @@ static void __exit kfdsync_exit(void)
 	kfdsync_timeline_exit();
 	misc_deregister(&kfdsync_misc);
 	kfdsync_hooks_exit();
+	kfdsync_import_exit();
 	debugfs_remove_recursive(kfdsync_debugfs);
 	/* Every fence is gone (each held a module reference): free them. */
 	kfdsync_fence_exit();

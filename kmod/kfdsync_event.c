@@ -381,6 +381,40 @@ int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id)
 }
 
 /**
+ * kfdsync_event_fail() - end a registered event with an error
+ * @ctx: the context
+ * @id: a registered event id
+ * @error: the -errno its pending fences end with; it becomes the event's
+ *	   sticky error unless it has one already
+ *
+ * For imports whose fence ended with an error (KFDSYNC_IMPORT_FAIL_EVENT).
+ *
+ * Return: 0, or -ENOENT if @id is not registered.
+ */
+int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error)
+{
+	struct kfdsync_event *ev;
+	unsigned long flags;
+	LIST_HEAD(done);
+	bool cookie;
+
+	ev = kfdsync_event_lookup(ctx, id);
+	if (!ev)
+		return -ENOENT;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irqsave(&ev->lock, flags);
+	if (ev->registered)
+		kfdsync_event_fail_locked(ev, error, &done);
+	spin_unlock_irqrestore(&ev->lock, flags);
+	dma_fence_end_signalling(cookie);
+
+	kfdsync_fence_put_done(&done);
+	kfdsync_event_put(ev);
+	return 0;
+}
+
+/**
  * kfdsync_event_query() - an event's age, sticky error and pending fences
  * @ctx: the context
  * @id: a registered event id
@@ -572,6 +606,7 @@ int kfdsync_ctx_events_init(struct kfdsync_ctx *ctx)
 
 	spin_lock_init(&ctx->lock);
 	INIT_LIST_HEAD(&ctx->events);
+	INIT_LIST_HEAD(&ctx->imports);
 	atomic_set(&ctx->n_pending, 0);
 
 	ctx->mn.ops = &kfdsync_ctx_mn_ops;

@@ -143,11 +143,7 @@ static void kfdsync_fence_eventfd_cb(struct dma_fence *fence,
 {
 	struct kfdsync_fence *f = container_of(cb, struct kfdsync_fence, cb);
 
-#ifdef KFDSYNC_HAVE_EVENTFD_SIGNAL_1
-	eventfd_signal(f->eventfd);
-#else
-	eventfd_signal(f->eventfd, 1);
-#endif
+	kfdsync_eventfd_signal(f->eventfd);
 	/* Never the last reference: whoever signals holds one. */
 	dma_fence_put(fence);
 }

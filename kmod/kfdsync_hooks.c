@@ -274,6 +274,8 @@ static u32 kfdsync_hooks_mask;
  * @by_pasid:	kfd_lookup_process_by_pasid(), takes a reference.
  * @by_mm:	kfd_lookup_process_by_mm(), takes a reference.
  * @unref:	kfd_unref_process().
+ * @set_event:	kfd_set_event(), or NULL if not found (then kfdsync cannot
+ *		set events for imports; everything else works).
  *
  * Set (under kfdsync_hooks_lock) before the hooks attach, cleared after
  * they detach: the handlers read them without a lock.
@@ -282,6 +284,7 @@ struct kfdsync_kfd_fns {
 	void *(*by_pasid)(u32 pasid);
 	void *(*by_mm)(const struct mm_struct *mm);
 	void (*unref)(void *p);
+	int (*set_event)(void *p, u32 id);
 };
 
 static struct kfdsync_kfd_fns kfdsync_kfd;
@@ -342,6 +345,10 @@ static void kfdsync_kfd_resolve(void)
 	if (!fns.by_pasid || !fns.by_mm || !fns.unref) {
 		pr_info("amdkfd process lookup not found: exceptions are not matched to processes\n");
 		memset(&fns, 0, sizeof(fns));
+	} else {
+		fns.set_event = kfdsync_kfd_lookup("kfd_set_event");
+		if (!fns.set_event)
+			pr_info("amdkfd's kfd_set_event() not found: imports cannot set events\n");
 	}
 	kfdsync_kfd = fns;
 }
@@ -450,28 +457,79 @@ static void kfdsync_hooks_detach_all(void)
 }
 
 /*
- * Is amdgpu loaded? Look for its kobject in /sys/module (our own module's
- * kset), which exists from just after amdgpu is COMING until it is freed, and
- * check that it is not GOING. Our kobject reference keeps the struct module
- * from being freed meanwhile: freeing a module waits for its kobject.
+ * amdgpu, with a reference that keeps it from unloading, or NULL when it is
+ * not loaded. Looks for its kobject in /sys/module (our own module's kset),
+ * which exists from just after amdgpu is COMING until it is freed;
+ * try_module_get() fails once it is GOING. Our kobject reference keeps the
+ * struct module from being freed meanwhile: freeing a module waits for its
+ * kobject.
  */
-static bool kfdsync_amdgpu_loaded(void)
+static struct module *kfdsync_amdgpu_get(void)
 {
 	struct kset *modules = THIS_MODULE->mkobj.kobj.kset;
 	struct kobject *kobj;
 	struct module *mod;
-	bool loaded = false;
 
 	kobj = kset_find_obj(modules, KFDSYNC_AMDGPU);
 	if (!kobj)
-		return false;
+		return NULL;
 	mod = container_of(kobj, struct module_kobject, kobj)->mod;
-	if (mod && try_module_get(mod)) {
-		loaded = true;
-		module_put(mod);
-	}
+	if (mod && !try_module_get(mod))
+		mod = NULL;
 	kobject_put(kobj);
-	return loaded;
+	return mod;
+}
+
+static bool kfdsync_amdgpu_loaded(void)
+{
+	struct module *mod = kfdsync_amdgpu_get();
+
+	module_put(mod);
+	return mod;
+}
+
+/**
+ * kfdsync_hooks_set_event() - set an amdkfd event, as AMDKFD_IOC_SET_EVENT
+ * @mm: address space of the event's process
+ * @id: the event id
+ * @check: only check that it can be done now
+ *
+ * Only while the hooks are the source: then the CPU set is also counted by
+ * kfdsync (the hook ignores this call, made from a worker without an mm,
+ * and kfdsync_events_cpu_set() is called here instead). May sleep.
+ *
+ * Return: 0 or amdkfd's -errno (-EINVAL: no such event, or not settable
+ * from the CPU); -EOPNOTSUPP if the hooks are not the source or amdkfd's
+ * function was not found; -ESRCH if @mm has no amdkfd process.
+ */
+int kfdsync_hooks_set_event(const struct mm_struct *mm, u32 id, bool check)
+{
+	struct module *amdgpu;
+	void *p;
+	int ret = -EOPNOTSUPP;
+
+	mutex_lock(&kfdsync_hooks_lock);
+	if (!kfdsync_kfd.set_event || kfdsync_source() != KFDSYNC_SOURCE_HOOKS)
+		goto out_unlock;
+	/* amdgpu's exit runs before GOING is notified: hold it. */
+	amdgpu = kfdsync_amdgpu_get();
+	if (!amdgpu)
+		goto out_unlock;
+
+	p = kfdsync_kfd.by_mm(mm);
+	if (p) {
+		ret = check ? 0 : kfdsync_kfd.set_event(p, id);
+		kfdsync_kfd.unref(p);
+	} else {
+		ret = -ESRCH;
+	}
+	module_put(amdgpu);
+out_unlock:
+	mutex_unlock(&kfdsync_hooks_lock);
+
+	if (!check && !ret)
+		kfdsync_events_cpu_set(mm, id);
+	return ret;
 }
 
 static void kfdsync_amdkfd_arrived(void)

@@ -8,6 +8,7 @@
 
 #include <linux/atomic.h>
 #include <linux/dma-fence.h>
+#include <linux/eventfd.h>
 #include <linux/hrtimer.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -35,13 +36,16 @@ struct pid;
  * @comm:		Command name of the opener, for debugfs.
  * @max_events:		Events this context may register.
  * @max_fences:		Unsignalled fences this context may have exported.
+ * @max_imports:	Imports this context may have pending.
  * @watchdog_ms:	Default fence watchdog, in milliseconds.
  * @watchdog_max_ms:	Upper bound of a per-fence watchdog override.
- * @lock:		Protects @events, @n_events and @dead (irqsave: the
- *			hooks take it with interrupts off).
+ * @lock:		Protects @events, @n_events, @imports, @n_imports and
+ *			@dead (irqsave: the hooks take it with interrupts off).
  * @events:		Registered events (&kfdsync_event.node); RCU list,
  *			the hooks walk it without @lock.
  * @n_events:		Length of @events.
+ * @imports:		Pending imports (kfdsync_import.c).
+ * @n_imports:		Length of @imports.
  * @dead:		The context was closed, or its address space went
  *			away: no new registrations.
  * @n_pending:		Unsignalled fences of all events of the context.
@@ -66,6 +70,7 @@ struct kfdsync_ctx {
 	char comm[TASK_COMM_LEN];
 	u32 max_events;
 	u32 max_fences;
+	u32 max_imports;
 	u32 watchdog_ms;
 	u32 watchdog_max_ms;
 
@@ -73,6 +78,8 @@ struct kfdsync_ctx {
 	spinlock_t lock;
 	struct list_head events;
 	u32 n_events;
+	struct list_head imports;
+	u32 n_imports;
 	bool dead;
 	atomic_t n_pending;
 	struct list_head live_node;
@@ -178,6 +185,7 @@ struct kfdsync_event *kfdsync_event_lookup(struct kfdsync_ctx *ctx, u32 id);
 int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr);
 int kfdsync_event_unregister(struct kfdsync_ctx *ctx, u32 id);
 int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id);
+int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error);
 int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id, u64 *age,
 			int *error, u32 *pending);
 void kfdsync_events_interrupt(u32 pasid, bool entry);
@@ -203,8 +211,30 @@ u32 kfdsync_hooks_supported(void);
 bool kfdsync_hooks_amdkfd_present(void);
 bool kfdsync_hooks_same_process(u32 pasid, const struct mm_struct *mm,
 				bool unknown);
+int kfdsync_hooks_set_event(const struct mm_struct *mm, u32 id, bool check);
 
 unsigned int kfdsync_watchdog_default_ms(void);
+
+struct kfdsync_import;
+int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args);
+void kfdsync_ctx_imports_fini(struct kfdsync_ctx *ctx);
+int kfdsync_import_init(void);
+void kfdsync_import_exit(void);
+
+/**
+ * kfdsync_eventfd_signal() - add 1 to an eventfd
+ * @eventfd: the eventfd
+ *
+ * eventfd_signal() lost its count argument in 6.8.
+ */
+static inline void kfdsync_eventfd_signal(struct eventfd_ctx *eventfd)
+{
+#ifdef KFDSYNC_HAVE_EVENTFD_SIGNAL_1
+	eventfd_signal(eventfd);
+#else
+	eventfd_signal(eventfd, 1);
+#endif
+}
 
 int kfdsync_timeline_init(struct dentry *debugfs_root);
 void kfdsync_timeline_exit(void);

@@ -9,10 +9,6 @@
 
 #define KFDSYNC_DEVICE "/dev/kfdsync"
 
-struct kfdsync_ctx {
-	int fd;
-};
-
 KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
 {
 	struct kfdsync_ctx *ctx;
@@ -29,6 +25,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
 		return -ENOMEM;
 	}
 	ctx->fd = fd;
+	pthread_mutex_init(&ctx->lock, NULL);
 	*out = ctx;
 	return 0;
 }
@@ -37,7 +34,10 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/* Before the close, which cancels the imports the relay waits for. */
+	kfdsync_import_relay_stop(ctx);
 	close(ctx->fd);
+	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
 

@@ -5,11 +5,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <time.h>
 
 #define KFDSYNC_EXPORT __attribute__((visibility("default")))
+
+struct kfdsync_import_relay;
+
+/* A context: one open of /dev/kfdsync. */
+struct kfdsync_ctx {
+	int fd;
+	/* Protects the lazily started threads below. */
+	pthread_mutex_t lock;
+	/* import.c's relay thread, or NULL. */
+	struct kfdsync_import_relay *import_relay;
+};
+
+void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx);
 
 /* ioctl(2) retried on EINTR/EAGAIN; 0/positive or -errno. */
 static inline int kfdsync_ioctl(int fd, unsigned long req, void *arg)

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sync_file imports: a fence's end writes memory, sets a KFD event, or fails
+ * a registered event (KFDSYNC_IOCTL_IMPORT_SYNC_FILE).
+ *
+ * Where the module cannot set amdkfd events itself (relay mode: it answers
+ * SET_EVENT with EOPNOTSUPP), the library does that part: the kernel import
+ * does everything else and signals an eventfd when done, and the context's
+ * import relay thread, asleep in poll(2) on those eventfds and a wake-up
+ * eventfd, calls hsaKmtSetEvent() for each. The event is thus set after the
+ * memory write, as in the kernel path. The thread starts on the first relayed
+ * import and stops in kfdsync_ctx_free(), before the context's fd is closed:
+ * closing it cancels the kernel imports still pending, whose events are then
+ * never set, exactly as a cancelled in-kernel import.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <hsakmt.h>
+
+#include "kfdsync.h"
+#include "internal.h"
+
+/* One relayed import: its completion eventfd and the event to set. */
+struct relay_item {
+	int eventfd;
+	uint32_t event_id;
+};
+
+/**
+ * struct kfdsync_import_relay - a context's import relay thread
+ * @thread:	the thread
+ * @wake:	eventfd that wakes the thread: new items or stop
+ * @lock:	protects everything below
+ * @items:	pending relayed imports
+ * @n_items:	length of @items
+ * @cap:	allocated length of @items
+ * @stop:	the thread should return
+ */
+struct kfdsync_import_relay {
+	pthread_t thread;
+	int wake;
+	pthread_mutex_t lock;
+	struct relay_item *items;
+	size_t n_items;
+	size_t cap;
+	bool stop;
+};
+
+/* Set amdkfd event @event_id of this process through libhsakmt. */
+static void relay_set_event(uint32_t event_id)
+{
+	HsaEvent ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.EventId = event_id;
+	ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
+	/* Nothing to report to: an unknown id fails as in the kernel path. */
+	(void)hsaKmtSetEvent(&ev);
+}
+
+static void *relay_main(void *arg)
+{
+	struct kfdsync_import_relay *relay = arg;
+	struct pollfd *fds = NULL;
+	size_t n = 0, cap = 0, i;
+
+	for (;;) {
+		pthread_mutex_lock(&relay->lock);
+		if (relay->stop) {
+			pthread_mutex_unlock(&relay->lock);
+			break;
+		}
+		n = relay->n_items + 1;
+		if (n > cap) {
+			struct pollfd *bigger = realloc(fds, n * sizeof(*fds));
+
+			if (!bigger) {
+				/* Retry after the next wake-up. */
+				n = cap ? 1 : 0;
+			} else {
+				fds = bigger;
+				cap = n;
+			}
+		}
+		for (i = 0; i + 1 < n; i++)
+			fds[i + 1] = (struct pollfd){
+				.fd = relay->items[i].eventfd, .events = POLLIN };
+		pthread_mutex_unlock(&relay->lock);
+
+		if (!n) {
+			/* No memory even for the wake-up fd: block on it. */
+			uint64_t v;
+
+			if (read(relay->wake, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+			continue;
+		}
+		fds[0] = (struct pollfd){ .fd = relay->wake, .events = POLLIN };
+		if (poll(fds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[0].revents) {
+			uint64_t v;
+
+			(void)!read(relay->wake, &v, sizeof(v));
+		}
+
+		pthread_mutex_lock(&relay->lock);
+		for (i = 1; i < n; i++) {
+			size_t j;
+
+			if (!fds[i].revents)
+				continue;
+			/* Items only leave here: fds[i] is still listed. */
+			for (j = 0; j < relay->n_items; j++)
+				if (relay->items[j].eventfd == fds[i].fd)
+					break;
+			if (j == relay->n_items)
+				continue;
+			relay_set_event(relay->items[j].event_id);
+			close(relay->items[j].eventfd);
+			relay->items[j] = relay->items[--relay->n_items];
+		}
+		pthread_mutex_unlock(&relay->lock);
+	}
+	free(fds);
+	return NULL;
+}
+
+static void relay_wake(struct kfdsync_import_relay *relay)
+{
+	uint64_t one = 1;
+
+	(void)!write(relay->wake, &one, sizeof(one));
+}
+
+/* Start the context's relay thread if it is not running; 0 or -errno. */
+static int relay_start(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_import_relay *relay;
+	int ret;
+
+	if (ctx->import_relay)
+		return 0;
+	relay = calloc(1, sizeof(*relay));
+	if (!relay)
+		return -ENOMEM;
+	relay->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (relay->wake < 0) {
+		ret = -errno;
+		free(relay);
+		return ret;
+	}
+	pthread_mutex_init(&relay->lock, NULL);
+	ret = pthread_create(&relay->thread, NULL, relay_main, relay);
+	if (ret) {
+		pthread_mutex_destroy(&relay->lock);
+		close(relay->wake);
+		free(relay);
+		return -EAGAIN;
+	}
+	ctx->import_relay = relay;
+	return 0;
+}
+
+/* Hand the kernel import's completion @efd to the relay; 0 or -errno. */
+static int relay_add(struct kfdsync_import_relay *relay, int efd,
+		     uint32_t event_id)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&relay->lock);
+	if (relay->n_items == relay->cap) {
+		size_t cap = relay->cap ? 2 * relay->cap : 16;
+		struct relay_item *items;
+
+		items = realloc(relay->items, cap * sizeof(*items));
+		if (!items)
+			ret = -ENOMEM;
+		else {
+			relay->items = items;
+			relay->cap = cap;
+		}
+	}
+	if (!ret)
+		relay->items[relay->n_items++] = (struct relay_item){
+			.eventfd = efd, .event_id = event_id };
+	pthread_mutex_unlock(&relay->lock);
+	if (!ret)
+		relay_wake(relay);
+	return ret;
+}
+
+/**
+ * kfdsync_import_relay_stop() - stop and free a context's relay thread
+ * @ctx: the context, whose fd is still open
+ *
+ * Relayed imports still pending are dropped: closing the context cancels
+ * their kernel side.
+ */
+void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_import_relay *relay = ctx->import_relay;
+	size_t i;
+
+	if (!relay)
+		return;
+	pthread_mutex_lock(&relay->lock);
+	relay->stop = true;
+	pthread_mutex_unlock(&relay->lock);
+	relay_wake(relay);
+	pthread_join(relay->thread, NULL);
+
+	for (i = 0; i < relay->n_items; i++)
+		close(relay->items[i].eventfd);
+	free(relay->items);
+	pthread_mutex_destroy(&relay->lock);
+	close(relay->wake);
+	free(relay);
+	ctx->import_relay = NULL;
+}
+
+/* The SET_EVENT part by the relay, the rest by the kernel. */
+static int import_relayed(struct kfdsync_ctx *ctx, struct kfdsync_import *args)
+{
+	uint32_t event_id = args->event_id;
+	int efd, ret;
+
+	pthread_mutex_lock(&ctx->lock);
+	ret = relay_start(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (ret)
+		return ret;
+
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0)
+		return -errno;
+	args->flags = (args->flags & ~KFDSYNC_IMPORT_SET_EVENT) |
+		      KFDSYNC_IMPORT_EVENTFD;
+	args->event_id = 0;
+	args->eventfd = efd;
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, args);
+	if (!ret)
+		ret = relay_add(ctx->import_relay, efd, event_id);
+	if (ret)
+		close(efd);
+	/*
+	 * A failed relay_add() leaves a kernel import without its event set:
+	 * only under memory exhaustion, and reported.
+	 */
+	return ret;
+}
+
+KFDSYNC_EXPORT int kfdsync_import_sync_file(struct kfdsync_ctx *ctx,
+					    int sync_file_fd,
+					    const struct kfdsync_import_desc *desc)
+{
+	struct kfdsync_import args;
+	int ret;
+
+	if (!ctx || !desc || desc->reserved ||
+	    (desc->flags & KFDSYNC_IMPORT_EVENTFD))
+		return -EINVAL;
+
+	memset(&args, 0, sizeof(args));
+	args.fd = sync_file_fd;
+	args.flags = desc->flags;
+	args.addr = (uintptr_t)desc->addr;
+	args.value = desc->value;
+	args.error_value = desc->error_value;
+	args.event_id = desc->event_id;
+	args.fail_event_id = desc->fail_event_id;
+
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &args);
+	if (ret != -EOPNOTSUPP || !(desc->flags & KFDSYNC_IMPORT_SET_EVENT))
+		return ret;
+	return import_relayed(ctx, &args);
+}
+
+KFDSYNC_EXPORT int kfdsync_import_to_memory(struct kfdsync_ctx *ctx,
+					    int sync_file_fd, uint64_t *addr,
+					    uint64_t value,
+					    uint64_t error_value)
+{
+	struct kfdsync_import_desc desc = {
+		.flags = KFDSYNC_IMPORT_MEMORY,
+		.addr = addr,
+		.value = value,
+		.error_value = error_value,
+	};
+
+	return kfdsync_import_sync_file(ctx, sync_file_fd, &desc);
+}
+
+KFDSYNC_EXPORT int kfdsync_import_to_event(struct kfdsync_ctx *ctx,
+					   int sync_file_fd, uint32_t event_id)
+{
+	struct kfdsync_import_desc desc = {
+		.flags = KFDSYNC_IMPORT_SET_EVENT,
+		.event_id = event_id,
+	};
+
+	return kfdsync_import_sync_file(ctx, sync_file_fd, &desc);
+}

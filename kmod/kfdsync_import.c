@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: sync_file imports, a fence's end acted on for its importer.
+ *
+ * KFDSYNC_IOCTL_IMPORT_SYNC_FILE takes a reference to the fence of a
+ * sync_file and adds a callback to it. When the fence ends, the callback
+ * only queues a work item; the worker then does what the importer asked, in
+ * a fixed order (see "imports" in the uAPI header): fail a registered event
+ * with the fence's error, write or subtract a value in the importer's
+ * memory, set an amdkfd event, signal an eventfd. Nothing of that runs in
+ * the signalling context: setting an amdkfd event sleeps, and the order
+ * "fail the downstream event, then release the GPU queue" must hold even
+ * though the memory write is what lets the queue run.
+ *
+ * The target page is pinned at import with pin_user_pages(FOLL_LONGTERM), in
+ * the importer's own address space, so the worker never faults: it writes
+ * through kmap_local_page() with a single aligned store or atomic subtract.
+ * Every import holds one page at most; max_imports bounds how many a
+ * context can have pending.
+ *
+ * Lifetime: an import holds references to its context, fence, page and
+ * eventfd, and sits on &kfdsync_ctx.imports until it is done. Closing the
+ * context removes every callback that has not run (those imports are
+ * cancelled: nothing written, pins released) and flushes the workqueue for
+ * the others, so no import outlives the file and the module cannot be
+ * unloaded under one.
+ *
+ * Locking: &kfdsync_ctx.lock protects the list. The callback runs under the
+ * fence's lock and takes nothing else; closing takes &kfdsync_ctx.lock and
+ * then the fence's lock (dma_fence_remove_callback()), the order
+ * &kfdsync_ctx.lock -> &kfdsync_event.lock the rest of kfdsync uses for its
+ * own fences.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/dma-fence.h>
+#include <linux/eventfd.h>
+#include <linux/file.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/sync_file.h>
+#include <linux/workqueue.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_internal.h"
+
+#define KFDSYNC_IMPORT_ALL	(KFDSYNC_IMPORT_MEMORY |		\
+				 KFDSYNC_IMPORT_MEMORY32 |		\
+				 KFDSYNC_IMPORT_SUB |			\
+				 KFDSYNC_IMPORT_SET_EVENT |		\
+				 KFDSYNC_IMPORT_FAIL_EVENT |		\
+				 KFDSYNC_IMPORT_EVENTFD)
+
+/* Flags that ask for something to be done; one is required. */
+#define KFDSYNC_IMPORT_ACTIONS	(KFDSYNC_IMPORT_MEMORY |		\
+				 KFDSYNC_IMPORT_SET_EVENT |		\
+				 KFDSYNC_IMPORT_FAIL_EVENT |		\
+				 KFDSYNC_IMPORT_EVENTFD)
+
+/**
+ * struct kfdsync_import_op - one pending import
+ * @cb:		Callback on @fence; queues @work.
+ * @work:	Does the import, then frees it.
+ * @node:	Entry in &kfdsync_ctx.imports, under &kfdsync_ctx.lock.
+ * @ctx:	The importing context (reference held).
+ * @fence:	The imported fence (reference held).
+ * @page:	MEMORY: the pinned page of the target, else NULL.
+ * @offset:	MEMORY: offset of the target in @page.
+ * @eventfd:	EVENTFD: the eventfd to signal (reference held), else NULL.
+ * @flags:	KFDSYNC_IMPORT_* of the import.
+ * @event_id:	SET_EVENT: amdkfd event id.
+ * @fail_event_id: FAIL_EVENT: registered event id.
+ * @value:	MEMORY: written when @fence signals.
+ * @error_value: MEMORY: written when @fence ends with an error.
+ */
+struct kfdsync_import_op {
+	struct dma_fence_cb cb;
+	struct work_struct work;
+	struct list_head node;
+	struct kfdsync_ctx *ctx;
+	struct dma_fence *fence;
+	struct page *page;
+	unsigned int offset;
+	struct eventfd_ctx *eventfd;
+	u32 flags;
+	u32 event_id;
+	u32 fail_event_id;
+	u64 value;
+	u64 error_value;
+};
+
+static struct workqueue_struct *kfdsync_import_wq;
+
+/* Everything but the fd, eventfd and memory: -EINVAL or 0. */
+static int kfdsync_import_check(const struct kfdsync_import *args)
+{
+	u32 flags = args->flags;
+	bool mem = flags & KFDSYNC_IMPORT_MEMORY;
+	bool mem32 = flags & KFDSYNC_IMPORT_MEMORY32;
+
+	if ((flags & ~KFDSYNC_IMPORT_ALL) || !(flags & KFDSYNC_IMPORT_ACTIONS) ||
+	    args->pad)
+		return -EINVAL;
+
+	if (!mem && ((flags & (KFDSYNC_IMPORT_MEMORY32 | KFDSYNC_IMPORT_SUB)) ||
+		     args->addr || args->value || args->error_value))
+		return -EINVAL;
+	if (mem && !IS_ALIGNED(args->addr, mem32 ? sizeof(u32) : sizeof(u64)))
+		return -EINVAL;
+	if (mem32 && (args->value > U32_MAX || args->error_value > U32_MAX))
+		return -EINVAL;
+
+	if (flags & KFDSYNC_IMPORT_SET_EVENT) {
+		if (!args->event_id || args->event_id >= KFDSYNC_EVENT_ID_LIMIT)
+			return -EINVAL;
+	} else if (args->event_id) {
+		return -EINVAL;
+	}
+
+	if (!(flags & KFDSYNC_IMPORT_FAIL_EVENT) != !args->fail_event_id)
+		return -EINVAL;
+	if (!(flags & KFDSYNC_IMPORT_EVENTFD) && args->eventfd)
+		return -EINVAL;
+	return 0;
+}
+
+/* The fence of sync_file @fd: -EBADF for no file, -EINVAL for another file. */
+static struct dma_fence *kfdsync_import_fence(int fd)
+{
+	struct dma_fence *fence = sync_file_get_fence(fd);
+	struct file *file;
+
+	if (fence)
+		return fence;
+	file = fget(fd);
+	if (!file)
+		return ERR_PTR(-EBADF);
+	fput(file);
+	return ERR_PTR(-EINVAL);
+}
+
+static void kfdsync_import_free(struct kfdsync_import_op *op, bool written)
+{
+	if (op->page)
+		unpin_user_pages_dirty_lock(&op->page, 1, written);
+	if (op->eventfd)
+		eventfd_ctx_put(op->eventfd);
+	dma_fence_put(op->fence);
+	kfdsync_ctx_put(op->ctx);
+	kfree(op);
+}
+
+/* Store or subtract @value at the target: one aligned access. */
+static void kfdsync_import_write(struct kfdsync_import_op *op, u64 value)
+{
+	void *base = kmap_local_page(op->page);
+	void *target = base + op->offset;
+
+	if (op->flags & KFDSYNC_IMPORT_MEMORY32) {
+		if (op->flags & KFDSYNC_IMPORT_SUB)
+			atomic_sub((int)value, target);
+		else
+			WRITE_ONCE(*(u32 *)target, (u32)value);
+	} else {
+		if (op->flags & KFDSYNC_IMPORT_SUB)
+			atomic64_sub((s64)value, target);
+		else
+			WRITE_ONCE(*(u64 *)target, value);
+	}
+	kunmap_local(base);
+}
+
+static void kfdsync_import_work(struct work_struct *work)
+{
+	struct kfdsync_import_op *op =
+		container_of(work, struct kfdsync_import_op, work);
+	struct kfdsync_ctx *ctx = op->ctx;
+	int error = min(dma_fence_get_status(op->fence), 0);
+	unsigned long flags;
+
+	/* First the error, so that nothing released below can beat it. */
+	if (error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))
+		kfdsync_event_fail(ctx, op->fail_event_id, error);
+	if (op->page)
+		kfdsync_import_write(op, error ? op->error_value : op->value);
+	/* After the value: an HSA waiter woken by the event reads it. */
+	if (op->flags & KFDSYNC_IMPORT_SET_EVENT)
+		kfdsync_hooks_set_event(ctx->mm, op->event_id, false);
+	if (op->eventfd)
+		kfdsync_eventfd_signal(op->eventfd);
+
+	spin_lock_irqsave(&ctx->lock, flags);
+	list_del(&op->node);
+	ctx->n_imports--;
+	spin_unlock_irqrestore(&ctx->lock, flags);
+	kfdsync_import_free(op, true);
+}
+
+static void kfdsync_import_fence_cb(struct dma_fence *fence,
+				    struct dma_fence_cb *cb)
+{
+	struct kfdsync_import_op *op =
+		container_of(cb, struct kfdsync_import_op, cb);
+
+	queue_work(kfdsync_import_wq, &op->work);
+}
+
+/* Pin the page of the caller's target at @addr for writing. */
+static int kfdsync_import_pin(struct kfdsync_import_op *op, u64 addr)
+{
+	unsigned long uaddr = (unsigned long)addr;
+	int ret;
+
+	if (uaddr != addr)
+		return -EFAULT;
+	ret = pin_user_pages_fast(uaddr, 1, FOLL_WRITE | FOLL_LONGTERM,
+				  &op->page);
+	if (ret != 1) {
+		op->page = NULL;
+		return ret < 0 ? ret : -EFAULT;
+	}
+	op->offset = offset_in_page(uaddr);
+	return 0;
+}
+
+/**
+ * kfdsync_import() - act on the importer's behalf when a fence ends
+ * @ctx: the caller's context (current's process)
+ * @args: the ioctl's argument, copied in
+ *
+ * Return: 0, or -errno as listed for KFDSYNC_IOCTL_IMPORT_SYNC_FILE.
+ */
+int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
+{
+	struct kfdsync_import_op *op;
+	struct kfdsync_event *ev;
+	unsigned long flags;
+	int ret;
+
+	ret = kfdsync_import_check(args);
+	if (ret)
+		return ret;
+
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	if (!op)
+		return -ENOMEM;
+	INIT_WORK(&op->work, kfdsync_import_work);
+	INIT_LIST_HEAD(&op->node);
+	op->ctx = kfdsync_ctx_get(ctx);
+	op->flags = args->flags;
+	op->event_id = args->event_id;
+	op->fail_event_id = args->fail_event_id;
+	op->value = args->value;
+	op->error_value = args->error_value;
+
+	op->fence = kfdsync_import_fence(args->fd);
+	if (IS_ERR(op->fence)) {
+		ret = PTR_ERR(op->fence);
+		op->fence = NULL;
+		goto err_free;
+	}
+
+	if (args->flags & KFDSYNC_IMPORT_EVENTFD) {
+		op->eventfd = eventfd_ctx_fdget(args->eventfd);
+		if (IS_ERR(op->eventfd)) {
+			ret = PTR_ERR(op->eventfd);
+			op->eventfd = NULL;
+			goto err_free;
+		}
+	}
+
+	if (args->flags & KFDSYNC_IMPORT_FAIL_EVENT) {
+		ev = kfdsync_event_lookup(ctx, args->fail_event_id);
+		if (!ev) {
+			ret = -ENOENT;
+			goto err_free;
+		}
+		kfdsync_event_put(ev);
+	}
+
+	if (args->flags & KFDSYNC_IMPORT_SET_EVENT) {
+		ret = kfdsync_hooks_set_event(ctx->mm, args->event_id, true);
+		if (ret)
+			goto err_free;
+	}
+
+	if (args->flags & KFDSYNC_IMPORT_MEMORY) {
+		ret = kfdsync_import_pin(op, args->addr);
+		if (ret)
+			goto err_free;
+	}
+
+	spin_lock_irqsave(&ctx->lock, flags);
+	if (ctx->dead)
+		ret = -EPERM;
+	else if (ctx->n_imports >= ctx->max_imports)
+		ret = -ENOSPC;
+	if (ret) {
+		spin_unlock_irqrestore(&ctx->lock, flags);
+		goto err_free;
+	}
+	list_add_tail(&op->node, &ctx->imports);
+	ctx->n_imports++;
+	spin_unlock_irqrestore(&ctx->lock, flags);
+
+	/* Ended already: no callback will come, do it now. */
+	if (dma_fence_add_callback(op->fence, &op->cb,
+				   kfdsync_import_fence_cb))
+		queue_work(kfdsync_import_wq, &op->work);
+	return 0;
+
+err_free:
+	kfdsync_import_free(op, false);
+	return ret;
+}
+
+/**
+ * kfdsync_ctx_imports_fini() - cancel a closing context's imports
+ * @ctx: the context
+ *
+ * Imports whose fence has not ended are cancelled (nothing written, set or
+ * signalled); the others are done before this returns.
+ */
+void kfdsync_ctx_imports_fini(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_import_op *op, *next;
+	unsigned long flags;
+	LIST_HEAD(cancelled);
+
+	spin_lock_irqsave(&ctx->lock, flags);
+	list_for_each_entry_safe(op, next, &ctx->imports, node) {
+		/* False: the callback ran, the worker owns the import. */
+		if (dma_fence_remove_callback(op->fence, &op->cb)) {
+			list_move_tail(&op->node, &cancelled);
+			ctx->n_imports--;
+		}
+	}
+	spin_unlock_irqrestore(&ctx->lock, flags);
+
+	list_for_each_entry_safe(op, next, &cancelled, node)
+		kfdsync_import_free(op, false);
+	flush_workqueue(kfdsync_import_wq);
+}
+
+/**
+ * kfdsync_import_init() - create the imports' workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int kfdsync_import_init(void)
+{
+	/* High priority: a GPU queue or a waiter may be blocked on it. */
+	kfdsync_import_wq = alloc_workqueue("kfdsync_import",
+					    WQ_UNBOUND | WQ_HIGHPRI, 0);
+	return kfdsync_import_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * kfdsync_import_exit() - destroy the imports' workqueue
+ *
+ * Every context is closed by now, so every import is done.
+ */
+void kfdsync_import_exit(void)
+{
+	destroy_workqueue(kfdsync_import_wq);
+}

@@ -1,0 +1,738 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kfdsync_import: sync_files imported into memory values and KFD events
+ * (KFDSYNC_IOCTL_IMPORT_SYNC_FILE, libkfdsync's kfdsync_import_*).
+ *
+ * The chain the import exists for: another device's fence (vgem's, on a
+ * vgem buffer, exported with DMA_BUF_IOCTL_EXPORT_SYNC_FILE) is imported to
+ * a memory word; a simulated GPU queue waits on that word (WAIT_REG_MEM) and
+ * then signals a KFD event (RELEASE_MEM), which is exported as a sync_file.
+ * Ordering is checked on the kernel's own records: each fence's signal
+ * timestamp (SYNC_IOC_FILE_INFO) and the simulator's completion record,
+ * never by sleeping. Errors travel the same chain: a fence that ends with an
+ * error writes the error value and fails the downstream event first, so its
+ * fence ends with that error, never with success.
+ *
+ * Import to a KFD event must wake an hsaKmtWaitOnEvent() waiter after, never
+ * before, the fence: the waiter records CLOCK_MONOTONIC when it wakes and it
+ * must not be earlier than the fence's signal timestamp. In relay mode
+ * (kfdsync loaded with hooks=0, run through relay-mode) the kernel refuses
+ * SET_EVENT with EOPNOTSUPP and the same checks go through the library's
+ * relay thread.
+ *
+ * Bad inputs get their documented errnos; cancelled imports write nothing;
+ * everything closed mid-flight releases its page pins (/proc/vmstat's
+ * nr_foll_pin_acquired/_released) and leaves Mlocked alone.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <linux/kfdsync.h>
+#include <linux/sync_file.h>
+
+#include <kfdsync.h>
+
+#include "sim_test.h"
+#include "vgem.h"
+
+#define KFDSYNC_DEV		"/dev/kfdsync"
+#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
+#define PLAN			62
+#define PENDING_IMPORTS		100
+
+static int kfdsync = -1;
+static int sim = -1;
+static int vgem = -1;
+static uint32_t queue;
+static bool relay_mode;
+
+/* ---- helpers ---- */
+
+static int __import(int fd, struct kfdsync_import *a)
+{
+	return ioctl(fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, a) ? -errno : 0;
+}
+
+static int open_kfdsync(void)
+{
+	int fd = open(KFDSYNC_DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		tap_bail("open %s: %s", KFDSYNC_DEV, strerror(errno));
+	return fd;
+}
+
+static HsaEvent *new_event(void)
+{
+	HsaEvent *ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
+
+	if (!ev)
+		tap_bail("hsaKmtCreateEvent failed");
+	return ev;
+}
+
+static uint64_t ev_register(int fd, const HsaEvent *ev)
+{
+	struct kfdsync_event_register a = { .event_id = ev->EventId,
+					    .slot_addr = slot_addr(ev) };
+
+	if (ioctl(fd, KFDSYNC_IOCTL_EVENT_REGISTER, &a))
+		tap_bail("EVENT_REGISTER %u: %s", ev->EventId, strerror(errno));
+	return a.age;
+}
+
+static int export(int fd, uint32_t id, uint64_t age)
+{
+	struct kfdsync_export a = { .event_id = id, .age = age };
+
+	if (ioctl(fd, KFDSYNC_IOCTL_EXPORT_SYNC_FILE, &a))
+		tap_bail("EXPORT_SYNC_FILE %u: %s", id, strerror(errno));
+	return a.fd;
+}
+
+/* The single fence of a sync_file: status and timestamp. */
+static struct sync_fence_info fence_info(int fd)
+{
+	struct sync_fence_info fi;
+	struct sync_file_info info = { .num_fences = 1,
+				       .sync_fence_info = (uintptr_t)&fi };
+
+	memset(&fi, 0, sizeof(fi));
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
+		tap_bail("SYNC_IOC_FILE_INFO: %s", strerror(errno));
+	return fi;
+}
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms) == 1;
+}
+
+/* Wait until *@word == @want; false after WAIT_MS. */
+static bool wait_word(volatile uint64_t *word, uint64_t want)
+{
+	int64_t end = kfdsim_now_ns() + (int64_t)WAIT_MS * 1000000;
+
+	while (*word != want) {
+		if (kfdsim_now_ns() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+static struct kfdsync_timeline *timeline_new(void)
+{
+	struct kfdsync_timeline *tl;
+	int ret = kfdsync_timeline_new(&tl);
+
+	if (ret)
+		tap_bail("kfdsync_timeline_new: %s", strerror(-ret));
+	return tl;
+}
+
+static int timeline_fence(struct kfdsync_timeline *tl, uint32_t value)
+{
+	int fd = kfdsync_timeline_create_fence(tl, value, "import-test");
+
+	if (fd < 0)
+		tap_bail("kfdsync_timeline_create_fence: %s", strerror(-fd));
+	return fd;
+}
+
+static uint64_t vmstat(const char *name)
+{
+	char key[64];
+	unsigned long long v;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
+	fclose(f);
+	return found;
+}
+
+/* Pages pinned system-wide, with the per-CPU counter deltas folded in. */
+static int64_t pins_held(void)
+{
+	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
+
+	if (f) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+	return (int64_t)(vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released"));
+}
+
+static uint64_t meminfo_kb(const char *name)
+{
+	char line[256];
+	size_t n = strlen(name);
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ':')
+			sscanf(line + n + 1, "%llu", &v);
+	fclose(f);
+	return v;
+}
+
+static bool param_write(const char *name, int val)
+{
+	char path[256];
+	bool ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	ok = fprintf(f, "%d\n", val) > 0;
+	return !fclose(f) && ok;
+}
+
+/* A queue program: wait until *@word != 0, then signal @ev. */
+static uint64_t submit_gated_signal(uint64_t *word, HsaEvent *ev)
+{
+	uint32_t dw[32];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+
+	pm4_wait_reg_mem(&b, (uintptr_t)word, PM4_WAIT_NE, 0, 0xffffffffu);
+	pm4_release_mem_event(&b, slot_addr(ev), ev->EventId);
+	return submit(sim, queue, &b);
+}
+
+static void ev_destroy(HsaEvent *ev)
+{
+	struct kfdsync_event_unregister a = { .event_id = ev->EventId };
+
+	/* Not registered is fine; amdkfd reuses the id afterwards. */
+	ioctl(kfdsync, KFDSYNC_IOCTL_EVENT_UNREGISTER, &a);
+	hsaKmtDestroyEvent(ev);
+}
+
+static uint64_t ev_age(int fd, uint32_t id)
+{
+	struct kfdsync_event_query q = { .event_id = id };
+
+	if (ioctl(fd, KFDSYNC_IOCTL_EVENT_QUERY, &q))
+		tap_bail("EVENT_QUERY %u: %s", id, strerror(errno));
+	return q.age;
+}
+
+/* Wait until the queue completed up to @end; false after WAIT_MS. */
+static bool wait_completed(uint64_t end)
+{
+	int64_t limit = kfdsim_now_ns() + (int64_t)WAIT_MS * 1000000;
+
+	while (queue_status(sim, queue).completed < end) {
+		if (kfdsim_now_ns() > limit)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/*
+ * In relay mode the application reports its events' signals: do it for
+ * the one signal of @ev the test expects (a timed wait is safe here, the
+ * signal is not racing the timeout).
+ */
+static void relay_one_signal(HsaEvent *ev)
+{
+	struct kfdsync_relay_signal a = { .event_id = ev->EventId };
+
+	if (!relay_mode)
+		return;
+	if (hsaKmtWaitOnEvent(ev, WAIT_MS) != HSAKMT_STATUS_SUCCESS)
+		tap_diag("relay: event %u did not fire", ev->EventId);
+	else if (ioctl(kfdsync, KFDSYNC_IOCTL_RELAY_SIGNAL, &a))
+		tap_diag("RELAY_SIGNAL %u: %s", ev->EventId, strerror(errno));
+}
+
+/* ---- other device -> memory -> simulated GPU -> sync_file ---- */
+
+static void test_vgem_chain(void)
+{
+	static uint64_t word;
+	HsaEvent *ev = new_event();
+	struct vgem_buffer buf;
+	struct sync_fence_info in, out;
+	uint64_t age, end;
+	int in_fd, out_fd, ret;
+
+	if (!vgem_buffer_new(vgem, &buf, true))
+		tap_bail("vgem buffer: %s", strerror(errno));
+	in_fd = vgem_buffer_sync_file(&buf);
+	if (in_fd < 0)
+		tap_bail("DMA_BUF_IOCTL_EXPORT_SYNC_FILE: %s", strerror(errno));
+
+	word = 0;
+	age = ev_register(kfdsync, ev);
+	{
+		struct kfdsync_import a = { .fd = in_fd, .flags = KFDSYNC_IMPORT_MEMORY,
+					    .addr = (uintptr_t)&word, .value = 1,
+					    .error_value = 2 };
+
+		ret = __import(kfdsync, &a);
+	}
+	tap_ok(ret == 0, "vgem_import_to_memory (%s)", strerror(-ret));
+
+	end = submit_gated_signal(&word, ev);
+	out_fd = export(kfdsync, ev->EventId, age);
+	tap_ok(wait_until_executing(sim, queue, PM4_OP_WAIT_REG_MEM, WAIT_MS),
+	       "queue_blocked_in_wait_reg_mem");
+	tap_ok(!readable(out_fd, 100) && word == 0 && queue_status(sim, queue).completed < end,
+	       "nothing_moves_before_the_vgem_fence");
+
+	if (!vgem_fence_signal(vgem, buf.fence))
+		tap_bail("VGEM_FENCE_SIGNAL: %s", strerror(errno));
+	relay_one_signal(ev);
+	tap_ok(readable(out_fd, WAIT_MS), "chain_completes_after_vgem_fence");
+	in = fence_info(in_fd);
+	out = fence_info(out_fd);
+	tap_ok(word == 1 && out.status == 1 && queue_status(sim, queue).completed >= end,
+	       "chain_value_written_queue_ran (word %" PRIu64 ", status %d)", word, out.status);
+	tap_ok(in.status == 1 && out.timestamp_ns >= in.timestamp_ns,
+	       "chain_in_order (vgem %" PRIu64 " <= compute %" PRIu64 ")",
+	       (uint64_t)in.timestamp_ns, (uint64_t)out.timestamp_ns);
+	close(in_fd);
+	close(out_fd);
+	vgem_buffer_free(vgem, &buf);
+	ev_destroy(ev);
+}
+
+/* An error upstream is an error downstream, never a success. */
+static void test_error_chain(void)
+{
+	static uint64_t word;
+	struct kfdsync_timeline *tl = timeline_new();
+	HsaEvent *ev = new_event();
+	struct sync_fence_info out;
+	uint64_t age, end;
+	int in_fd, out_fd;
+	struct kfdsync_import a;
+
+	word = 0;
+	age = ev_register(kfdsync, ev);
+	in_fd = timeline_fence(tl, 1);
+	a = (struct kfdsync_import){
+		.fd = in_fd, .flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_FAIL_EVENT,
+		.addr = (uintptr_t)&word, .value = 1, .error_value = 2,
+		.fail_event_id = ev->EventId };
+	tap_ok(__import(kfdsync, &a) == 0, "error_chain_import");
+	end = submit_gated_signal(&word, ev);
+	out_fd = export(kfdsync, ev->EventId, age);
+
+	/* Freeing the timeline ends its pending fences with -ENOENT. */
+	kfdsync_timeline_free(tl);
+	tap_ok(readable(out_fd, WAIT_MS), "error_chain_completes");
+	out = fence_info(out_fd);
+	tap_ok(out.status == -ENOENT, "error_reaches_downstream_fence (status %d)", out.status);
+	tap_ok(wait_word(&word, 2) && wait_completed(end),
+	       "error_value_written_queue_released (word %" PRIu64 ")", word);
+	{
+		struct kfdsync_event_query q = { .event_id = ev->EventId };
+
+		tap_ok(!ioctl(kfdsync, KFDSYNC_IOCTL_EVENT_QUERY, &q) && q.error == -ENOENT,
+		       "downstream_event_sticky_error (%d)", q.error);
+	}
+	close(in_fd);
+	close(out_fd);
+	ev_destroy(ev);
+}
+
+/* ---- import to a KFD event ---- */
+
+struct waiter {
+	HsaEvent *ev;
+	pthread_t thread;
+	volatile bool woke;
+	int64_t woke_ns;
+	HSAKMT_STATUS status;
+};
+
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->status = hsaKmtWaitOnEvent(w->ev, WAIT_MS);
+	w->woke_ns = kfdsim_now_ns();
+	w->woke = true;
+	return NULL;
+}
+
+static void waiter_start(struct waiter *w, HsaEvent *ev)
+{
+	memset(w, 0, sizeof(*w));
+	w->ev = ev;
+	if (pthread_create(&w->thread, NULL, waiter_main, w))
+		tap_bail("pthread_create failed");
+}
+
+static void test_event(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_timeline *tl = timeline_new();
+	HsaEvent *ev = new_event();
+	struct sync_fence_info fi;
+	struct kfdsync_import a;
+	struct waiter w;
+	int fd, ret;
+
+	fd = timeline_fence(tl, 1);
+	a = (struct kfdsync_import){ .fd = fd, .flags = KFDSYNC_IMPORT_SET_EVENT,
+				     .event_id = ev->EventId };
+	ret = __import(kfdsync, &a);
+	if (relay_mode)
+		tap_ok(ret == -EOPNOTSUPP, "kernel_set_event_refused_in_relay_mode (%s)",
+		       strerror(-ret));
+	else
+		tap_ok(ret == 0, "kernel_set_event_import (%s)", strerror(-ret));
+	if (relay_mode) {
+		ret = kfdsync_import_to_event(ctx, fd, ev->EventId);
+		tap_ok(ret == 0, "library_relay_set_event_import (%s)", strerror(-ret));
+	} else {
+		tap_ok(true, "library_relay_not_needed_with_hooks");
+	}
+
+	waiter_start(&w, ev);
+	usleep(200 * 1000);
+	tap_ok(!w.woke, "waiter_sleeps_while_fence_pending");
+	kfdsync_timeline_inc(tl, 1);
+	pthread_join(w.thread, NULL);
+	fi = fence_info(fd);
+	tap_ok(w.status == HSAKMT_STATUS_SUCCESS, "waiter_woken_by_import (status %d)", w.status);
+	tap_ok(fi.status == 1 && w.woke_ns >= (int64_t)fi.timestamp_ns,
+	       "waiter_woke_after_fence (%" PRId64 " >= %" PRIu64 ")", w.woke_ns,
+	       (uint64_t)fi.timestamp_ns);
+	/* Set once: an auto-reset event is not set again. */
+	tap_ok(hsaKmtWaitOnEvent(ev, 200) == HSAKMT_STATUS_WAIT_TIMEOUT, "event_set_once");
+	close(fd);
+	kfdsync_timeline_free(tl);
+	ev_destroy(ev);
+}
+
+/* sync_file -> KFD event -> (registered, exported) sync_file. */
+static void test_event_to_export(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_timeline *tl = timeline_new();
+	HsaEvent *ev = new_event();
+	uint64_t age = ev_register(kfdsync, ev);
+	int in_fd = timeline_fence(tl, 1);
+	int out_fd, ret;
+
+	ret = relay_mode ? 0 : kfdsync_import_to_event(ctx, in_fd, ev->EventId);
+	out_fd = export(kfdsync, ev->EventId, age);
+	if (relay_mode) {
+		tap_skip("relay mode: the export needs the application's relay of the event",
+			 "imported_set_counts_for_export");
+		tap_skip("relay mode", "imported_set_signals_export");
+	} else {
+		tap_ok(ret == 0 && !readable(out_fd, 100), "imported_set_counts_for_export");
+		kfdsync_timeline_inc(tl, 1);
+		tap_ok(readable(out_fd, WAIT_MS) && fence_info(out_fd).status == 1 &&
+		       ev_age(kfdsync, ev->EventId) == age + 1, "imported_set_signals_export");
+	}
+	close(in_fd);
+	close(out_fd);
+	kfdsync_timeline_free(tl);
+	ev_destroy(ev);
+}
+
+/* ---- memory variants ---- */
+
+static void test_memory_variants(struct kfdsync_ctx *ctx)
+{
+	static uint64_t word64;
+	static uint32_t word32[2];
+	struct kfdsync_timeline *tl = timeline_new();
+	struct kfdsync_import_desc d;
+	int fd = timeline_fence(tl, 1), efd, ret;
+	uint64_t v;
+
+	word64 = 10;
+	memset(&d, 0, sizeof(d));
+	d.flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_SUB;
+	d.addr = &word64;
+	d.value = 3;
+	d.error_value = 100;
+	tap_ok(kfdsync_import_sync_file(ctx, fd, &d) == 0, "sub64_import");
+
+	word32[0] = 0xdead;
+	word32[1] = 0xbeef;
+	memset(&d, 0, sizeof(d));
+	d.flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_MEMORY32;
+	d.addr = &word32[1];
+	d.value = 0xffffffffu;
+	tap_ok(kfdsync_import_sync_file(ctx, fd, &d) == 0, "store32_import");
+
+	efd = eventfd(0, EFD_CLOEXEC);
+	{
+		struct kfdsync_import a = { .fd = fd, .flags = KFDSYNC_IMPORT_EVENTFD,
+					    .eventfd = efd };
+
+		tap_ok(__import(kfdsync, &a) == 0, "eventfd_import");
+	}
+	tap_ok(!readable(efd, 100) && word64 == 10 && word32[1] == 0xbeef,
+	       "nothing_before_the_fence");
+	kfdsync_timeline_inc(tl, 1);
+	tap_ok(readable(efd, WAIT_MS) && read(efd, &v, sizeof(v)) == sizeof(v) && v == 1,
+	       "eventfd_signalled_once_done");
+	tap_ok(wait_word(&word64, 7), "sub64_subtracted (%" PRIu64 ")", word64);
+	tap_ok(word32[1] == 0xffffffffu && word32[0] == 0xdead,
+	       "store32_writes_only_its_word (%#x %#x)", word32[0], word32[1]);
+	close(fd);
+
+	/* A fence that has already ended: acted on at once. */
+	word64 = 0;
+	fd = timeline_fence(tl, 1);
+	ret = kfdsync_import_to_memory(ctx, fd, &word64, 42, 43);
+	tap_ok(ret == 0 && wait_word(&word64, 42), "born_signalled_fence_written (%" PRIu64 ")",
+	       word64);
+	close(fd);
+	close(efd);
+	kfdsync_timeline_free(tl);
+}
+
+/* ---- bad input ---- */
+
+static void test_bad_inputs(void)
+{
+	static uint64_t word;
+	struct kfdsync_timeline *tl = timeline_new();
+	int fd = timeline_fence(tl, 1);
+	int efd = eventfd(0, EFD_CLOEXEC);
+	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	HsaEvent *ev = new_event();
+	struct kfdsync_import good = { .fd = fd, .flags = KFDSYNC_IMPORT_MEMORY,
+				       .addr = (uintptr_t)&word, .value = 1 };
+	struct kfdsync_import a;
+
+	munmap(gone, 4096);
+
+#define BAD(field_changes, err, name)						\
+	do {									\
+		a = good;							\
+		field_changes;							\
+		tap_errno(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a), err, name); \
+	} while (0)
+
+	BAD(a.fd = efd, EINVAL, "bad_not_a_sync_file");
+	BAD(a.fd = 9999, EBADF, "bad_closed_fd");
+	BAD(a.flags = 0x40 | KFDSYNC_IMPORT_MEMORY, EINVAL, "bad_unknown_flag");
+	BAD((a.flags = KFDSYNC_IMPORT_SUB, a.addr = 0, a.value = 0), EINVAL, "bad_no_action");
+	BAD(a.pad = 1, EINVAL, "bad_pad");
+	BAD(a.addr += 4, EINVAL, "bad_misaligned_64");
+	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.addr += 2), EINVAL, "bad_misaligned_32");
+	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.value = 1ull << 32), EINVAL,
+	    "bad_value_too_wide_32");
+	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.error_value = 1ull << 32), EINVAL,
+	    "bad_error_value_too_wide_32");
+	BAD(a.addr = (uintptr_t)ro, EFAULT, "bad_read_only_memory");
+	BAD(a.addr = (uintptr_t)gone, EFAULT, "bad_unmapped_memory");
+	BAD(a.addr = slot_addr(ev), EFAULT, "bad_device_mapping_events_page");
+	BAD(a.addr = 0xffff888000000000ull, EFAULT, "bad_kernel_address");
+	BAD((a.flags = KFDSYNC_IMPORT_SET_EVENT, a.addr = 0, a.value = 0), EINVAL,
+	    "bad_set_event_id_zero");
+	BAD((a.flags = KFDSYNC_IMPORT_SET_EVENT, a.addr = 0, a.value = 0,
+	     a.event_id = KFDSYNC_EVENT_ID_LIMIT), EINVAL, "bad_set_event_id_limit");
+	BAD(a.event_id = 5, EINVAL, "bad_event_id_without_flag");
+	BAD((a.flags |= KFDSYNC_IMPORT_FAIL_EVENT, a.fail_event_id = 4000), ENOENT,
+	    "bad_fail_event_unregistered");
+	BAD((a.flags |= KFDSYNC_IMPORT_EVENTFD, a.eventfd = fd), EINVAL,
+	    "bad_eventfd_not_an_eventfd");
+	BAD((a.flags |= KFDSYNC_IMPORT_EVENTFD, a.eventfd = 9999), EBADF, "bad_eventfd_closed");
+	tap_errno(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, (void *)16), EFAULT,
+		  "bad_argument_pointer");
+#undef BAD
+
+	/* Another process (a child with the inherited fd) is refused. */
+	{
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0) {
+			a = good;
+			_exit(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a) < 0 &&
+			      errno == EPERM ? 0 : 1);
+		}
+		waitpid(pid, &status, 0);
+		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "bad_other_process_eperm");
+	}
+
+	{
+		struct kfdsync_import_desc d = { .flags = KFDSYNC_IMPORT_EVENTFD };
+
+		tap_ok(kfdsync_import_sync_file(NULL, fd, &d) == -EINVAL &&
+		       kfdsync_import_sync_file((struct kfdsync_ctx *)1, fd, NULL) == -EINVAL,
+		       "library_rejects_null");
+	}
+	tap_ok(word == 0, "bad_inputs_wrote_nothing");
+	munmap(ro, 4096);
+	close(efd);
+	close(fd);
+	ev_destroy(ev);
+	kfdsync_timeline_free(tl);
+}
+
+/* ---- limits, cancellation, leaks ---- */
+
+static void test_cancel_and_leaks(void)
+{
+	static uint64_t words[PENDING_IMPORTS];
+	struct kfdsync_timeline *tl = timeline_new();
+	HsaEvent *ev = new_event();
+	int64_t pins0 = pins_held();
+	uint64_t mlocked0 = meminfo_kb("Mlocked");
+	uint64_t unrecl0 = meminfo_kb("SUnreclaim");
+	int fd = timeline_fence(tl, 1);
+	int ctx_fd = open_kfdsync();
+	int i, ok = 0, ret;
+
+	for (i = 0; i < PENDING_IMPORTS; i++) {
+		struct kfdsync_import a = {
+			.fd = fd, .flags = KFDSYNC_IMPORT_MEMORY, .addr = (uintptr_t)&words[i],
+			.value = 1 };
+
+		if (!relay_mode) {
+			a.flags |= KFDSYNC_IMPORT_SET_EVENT;
+			a.event_id = ev->EventId;
+		}
+		ok += __import(ctx_fd, &a) == 0;
+	}
+	tap_ok(ok == PENDING_IMPORTS, "pending_imports_made (%d)", ok);
+	tap_ok(pins_held() - pins0 == PENDING_IMPORTS, "each_import_pins_one_page (%" PRId64 ")",
+	       pins_held() - pins0);
+	close(ctx_fd);
+	tap_ok(pins_held() == pins0, "close_releases_every_pin (%" PRId64 " held)",
+	       pins_held() - pins0);
+	kfdsync_timeline_inc(tl, 1);
+	usleep(100 * 1000);
+	for (i = 0, ok = 0; i < PENDING_IMPORTS; i++)
+		ok += words[i] == 0;
+	tap_ok(ok == PENDING_IMPORTS, "cancelled_imports_write_nothing");
+	tap_ok(hsaKmtWaitOnEvent(ev, 100) == HSAKMT_STATUS_WAIT_TIMEOUT,
+	       "cancelled_imports_set_nothing");
+	tap_ok(meminfo_kb("Mlocked") == mlocked0, "mlocked_unchanged");
+	/* Generous: 100 imports are ~20 KiB; slab noise is the rest. */
+	tap_ok(meminfo_kb("SUnreclaim") < unrecl0 + 1024, "slab_not_growing (%" PRIu64
+	       " -> %" PRIu64 " kB)", unrecl0, meminfo_kb("SUnreclaim"));
+	close(fd);
+
+	/* max_imports, snapshotted at open. */
+	if (!param_write("max_imports", 4))
+		tap_bail("cannot write max_imports");
+	ctx_fd = open_kfdsync();
+	param_write("max_imports", 1024);
+	fd = timeline_fence(tl, 10);
+	for (i = 0, ok = 0; i < 5; i++) {
+		struct kfdsync_import a = { .fd = fd, .flags = KFDSYNC_IMPORT_MEMORY,
+					    .addr = (uintptr_t)&words[i], .value = 1 };
+
+		ret = __import(ctx_fd, &a);
+		ok += ret == 0;
+	}
+	tap_ok(ok == 4 && ret == -ENOSPC, "max_imports_enospc (%d made, last %s)", ok,
+	       strerror(-ret));
+	kfdsync_timeline_inc(tl, 10);
+	for (i = 0, ok = 0; i < 4; i++)
+		ok += wait_word(&words[i], 1);
+	tap_ok(ok == 4, "limit_frees_up_as_imports_end");
+	{
+		struct kfdsync_import a = { .fd = fd, .flags = KFDSYNC_IMPORT_MEMORY,
+					    .addr = (uintptr_t)&words[4], .value = 1 };
+
+		tap_ok(__import(ctx_fd, &a) == 0 && wait_word(&words[4], 1),
+		       "import_accepted_again_after_limit");
+	}
+	close(ctx_fd);
+	close(fd);
+	tap_ok(pins_held() == pins0, "no_pins_left (%" PRId64 ")", pins_held() - pins0);
+	ev_destroy(ev);
+	kfdsync_timeline_free(tl);
+}
+
+/* The library's relay, stopped with imports pending, sets nothing. */
+static void test_library_free_pending(void)
+{
+	struct kfdsync_timeline *tl = timeline_new();
+	HsaEvent *ev = new_event();
+	struct kfdsync_ctx *ctx;
+	int fd = timeline_fence(tl, 1), ret;
+
+	if (kfdsync_ctx_new(&ctx))
+		tap_bail("kfdsync_ctx_new failed");
+	ret = kfdsync_import_to_event(ctx, fd, ev->EventId);
+	kfdsync_ctx_free(ctx);
+	kfdsync_timeline_inc(tl, 1);
+	tap_ok(ret == 0 && hsaKmtWaitOnEvent(ev, 200) == HSAKMT_STATUS_WAIT_TIMEOUT,
+	       "freed_context_cancels_event_import (%s)", strerror(-ret));
+	close(fd);
+	kfdsync_timeline_free(tl);
+	ev_destroy(ev);
+}
+
+int main(void)
+{
+	struct kfdsync_info info = { 0 };
+	struct kfdsync_ctx *ctx;
+
+	scrub_hsa_env();
+	require_sim_guest();
+	if (access(KFDSYNC_DEV, F_OK)) {
+		printf("TAP version 13\n1..0 # SKIP no %s (kfdsync not loaded)\n", KFDSYNC_DEV);
+		return 0;
+	}
+	tap_plan(PLAN);
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
+		tap_bail("hsaKmtOpenKFD failed");
+	sim = kfdsim_open();
+	if (sim < 0)
+		tap_bail("kfdsim_open: %s", strerror(-sim));
+	queue = queue_create(sim);
+	vgem = drm_open_driver("vgem", false);
+	if (vgem < 0)
+		tap_bail("no vgem device");
+	kfdsync = open_kfdsync();
+	if (ioctl(kfdsync, KFDSYNC_IOCTL_INFO, &info))
+		tap_bail("INFO: %s", strerror(errno));
+	relay_mode = info.info_flags & KFDSYNC_INFO_RELAY_FORCED;
+	tap_diag("mode %s, hooks %#x", relay_mode ? "relay (hooks=0)" : "hooks", info.hooks);
+	if (kfdsync_ctx_new(&ctx))
+		tap_bail("kfdsync_ctx_new failed");
+
+	test_vgem_chain();
+	test_error_chain();
+	test_event(ctx);
+	test_event_to_export(ctx);
+	test_memory_variants(ctx);
+	test_bad_inputs();
+	test_cancel_and_leaks();
+	test_library_free_pending();
+
+	kfdsync_ctx_free(ctx);
+	close(kfdsync);
+	close(vgem);
+	kfdsim_queue_destroy(sim, queue);
+	close(sim);
+	hsaKmtCloseKFD();
+	return tap_exit();
+}
