@@ -223,7 +223,7 @@ static int __kfdsync_state(uint32_t *hooks, uint32_t *flags)
 
 static bool hooks_attached_ok(const char *what)
 {
-	uint32_t hooks, flags;
+	uint32_t hooks = 0, flags = 0;
 	int ret;
 
 	ret = __kfdsync_state(&hooks, &flags);
