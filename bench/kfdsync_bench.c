@@ -17,8 +17,11 @@
  *			process's registered events, so this shows its cost.
  *   export_cpu		hsaKmtSetEvent() until the exported sync_file polls
  *			readable (the CPU-set hook).
- *   import_memory	SW_SYNC-style timeline increment until an imported
- *			memory word changes (fence callback, worker, write).
+ *   import_memory	timeline increment until an imported memory word
+ *			changes (written by the fence callback, so within the
+ *			increment's own system call).
+ *   import_done		the same increment until the import's eventfd says
+ *			done (the worker ran).
  *   import_event	timeline increment until hsaKmtWaitOnEvent() returns
  *			(in-kernel kfd_set_event(); hooks mode only).
  *   timeline		timeline increment until poll() on its fence returns.
@@ -34,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -163,22 +167,27 @@ static void bench_export_cpu(int64_t *ns)
 	report("export_cpu", ns, iterations);
 }
 
-static void bench_import_memory(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns)
+static void bench_import_memory(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns,
+				int64_t *done_ns)
 {
 	static volatile uint64_t word;
-	int i;
+	int efd = eventfd(0, EFD_CLOEXEC), i;
 
+	if (efd < 0)
+		die("eventfd", errno);
 	for (i = 0; i < iterations; i++) {
 		int fd = kfdsync_timeline_create_fence(tl, ++*value, "bench");
+		struct kfdsync_import a = {
+			.fd = fd, .flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_EVENTFD,
+			.addr = (uintptr_t)&word, .value = 1, .error_value = 2, .eventfd = efd };
 		int64_t t0, limit;
-		int ret;
+		uint64_t done;
 
 		if (fd < 0)
 			die("kfdsync_timeline_create_fence", -fd);
 		word = 0;
-		ret = kfdsync_import_to_memory(ctx, fd, (uint64_t *)&word, 1, 2);
-		if (ret)
-			die("kfdsync_import_to_memory", -ret);
+		if (ioctl(kfdsync_ctx_fd(ctx), KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a))
+			die("KFDSYNC_IOCTL_IMPORT_SYNC_FILE", errno);
 		t0 = kfdsim_now_ns();
 		limit = t0 + 10000000000LL;
 		kfdsync_timeline_inc(tl, 1);
@@ -186,9 +195,15 @@ static void bench_import_memory(struct kfdsync_timeline *tl, uint32_t *value, in
 			if (kfdsim_now_ns() > limit)
 				die("imported word not written within 10 s", ETIMEDOUT);
 		ns[i] = kfdsim_now_ns() - t0;
+		wait_readable(efd);
+		done_ns[i] = kfdsim_now_ns() - t0;
+		if (read(efd, &done, sizeof(done)) != sizeof(done))
+			die("read eventfd", errno);
 		close(fd);
 	}
+	close(efd);
 	report("import_memory", ns, iterations);
+	report("import_done", done_ns, iterations);
 }
 
 static void bench_import_event(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns)
@@ -242,7 +257,7 @@ int main(int argc, char **argv)
 	struct kfdsync_module_info info;
 	struct kfdsync_timeline *tl;
 	uint32_t value = 0;
-	int64_t *ns;
+	int64_t *ns, *ns2;
 	size_t i;
 	int ret;
 
@@ -253,7 +268,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ns = calloc(iterations, sizeof(*ns));
-	if (!ns)
+	ns2 = calloc(iterations, sizeof(*ns2));
+	if (!ns || !ns2)
 		die("calloc", ENOMEM);
 
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
@@ -280,7 +296,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < sizeof(event_counts) / sizeof(event_counts[0]); i++)
 		bench_export_gpu(event_counts[i], ns);
 	bench_export_cpu(ns);
-	bench_import_memory(tl, &value, ns);
+	bench_import_memory(tl, &value, ns, ns2);
 	if (info.hooks & KFDSYNC_HOOK_CPU_SET)
 		bench_import_event(tl, &value, ns);
 	else
@@ -291,6 +307,7 @@ int main(int argc, char **argv)
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);
 	hsaKmtCloseKFD();
+	free(ns2);
 	free(ns);
 	return 0;
 }

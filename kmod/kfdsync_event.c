@@ -444,19 +444,21 @@ int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id, u64 *age,
 
 /*
  * Look at one event's slot. An all-ones slot ends a counted set state; a set
- * slot not counted yet is a signal if @count.
+ * slot not counted yet is a signal if @count. Return whether the slot is set.
  */
-static void kfdsync_event_observe(struct kfdsync_event *ev, bool count,
+static bool kfdsync_event_observe(struct kfdsync_event *ev, bool count,
 				  struct list_head *done)
 {
 	unsigned long flags;
+	bool set = false;
 	u64 slot;
 
 	spin_lock_irqsave(&ev->lock, flags);
 	/* An event with an error may have lost its page (lifetime rule). */
 	if (ev->registered && !ev->error) {
 		slot = READ_ONCE(*ev->slot);
-		if (slot == KFDSYNC_SLOT_UNSIGNALLED) {
+		set = slot != KFDSYNC_SLOT_UNSIGNALLED;
+		if (!set) {
 			ev->slot_seen = false;
 		} else if (count && !ev->slot_seen) {
 			ev->slot_seen = true;
@@ -464,38 +466,72 @@ static void kfdsync_event_observe(struct kfdsync_event *ev, bool count,
 		}
 	}
 	spin_unlock_irqrestore(&ev->lock, flags);
+	return set;
+}
+
+/*
+ * One context's part of an interrupt: only event @id when amdkfd handles it
+ * alone (@id set at entry, see below), else every event. Return whether only
+ * @id was looked at.
+ */
+static bool kfdsync_ctx_interrupt(struct kfdsync_ctx *ctx, u32 id,
+				  bool entry, struct list_head *done)
+{
+	struct kfdsync_event *ev;
+
+	if (id) {
+		list_for_each_entry_rcu(ev, &ctx->events, node) {
+			if (ev->id != id)
+				continue;
+			if (kfdsync_event_observe(ev, entry, done) || !entry)
+				return true;
+			break;
+		}
+	}
+	list_for_each_entry_rcu(ev, &ctx->events, node)
+		kfdsync_event_observe(ev, entry, done);
+	return false;
 }
 
 /**
  * kfdsync_events_interrupt() - hook: amdkfd handles a GPU interrupt
  * @pasid: the interrupt's pasid
+ * @id: at entry, the event id the interrupt names in full, or 0 (a partial
+ *	id); at return, what the entry returned
  * @entry: true at the function's entry (before amdkfd acknowledges slots):
  *	   count newly set slots of @pasid's process; false at its return:
  *	   only notice slots amdkfd acknowledged
  *
+ * amdkfd handles the event an interrupt names alone when its slot is set,
+ * else it scans every slot of the process; kfdsync does the same, so that an
+ * interrupt costs one slot read instead of one per registered event. Only an
+ * optimisation: counting a set slot early is never wrong (a set slot is
+ * counted once), and the return observes what the entry looked at.
+ *
  * Called from the hook with preemption disabled.
+ *
+ * Return: @id if only event @id was looked at in some context, else 0.
  */
-void kfdsync_events_interrupt(u32 pasid, bool entry)
+u32 kfdsync_events_interrupt(u32 pasid, u32 id, bool entry)
 {
-	struct kfdsync_event *ev;
 	struct kfdsync_ctx *ctx;
 	LIST_HEAD(done);
-	bool cookie;
+	bool cookie, one = false;
 
 	cookie = dma_fence_begin_signalling();
 	rcu_read_lock();
 	list_for_each_entry_rcu(ctx, &kfdsync_live_ctxs, live_node) {
 		if (list_empty(&ctx->events))
 			continue;
-		/* Only an optimisation: slots are per process. */
-		if (entry && !kfdsync_hooks_same_process(pasid, ctx->mm, true))
+		/* Slots are per process: only an optimisation too. */
+		if (!kfdsync_hooks_same_process(pasid, ctx->mm, true))
 			continue;
-		list_for_each_entry_rcu(ev, &ctx->events, node)
-			kfdsync_event_observe(ev, entry, &done);
+		one |= kfdsync_ctx_interrupt(ctx, id, entry, &done);
 	}
 	rcu_read_unlock();
 	dma_fence_end_signalling(cookie);
 	kfdsync_fence_put_done(&done);
+	return one ? id : 0;
 }
 
 /**

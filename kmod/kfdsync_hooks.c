@@ -117,12 +117,35 @@ static void kfdsync_hook_hit(unsigned int idx)
 	atomic64_inc(&kfdsync_hooks[idx].hits);
 }
 
+/**
+ * struct kfdsync_gpu_call - one call of kfd_signal_event_interrupt()
+ * @pasid:	The interrupt's pasid.
+ * @id:		The event id amdkfd handled alone, or 0 for a scan of all.
+ */
+struct kfdsync_gpu_call {
+	u32 pasid;
+	u32 id;
+};
+
+/* As amdkfd: with enough valid bits, the payload is the whole event id. */
+static u32 kfdsync_gpu_full_id(u32 partial_id, u32 valid_bits)
+{
+	if (valid_bits > 31 || (1U << valid_bits) >= KFDSYNC_EVENT_ID_LIMIT)
+		return partial_id < KFDSYNC_EVENT_ID_LIMIT ? partial_id : 0;
+	return 0;
+}
+
 /* kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_bits) */
 static int kfdsync_hook_gpu_entry(struct kretprobe_instance *ri,
 				  struct pt_regs *regs)
 {
+	struct kfdsync_gpu_call *call = (void *)ri->data;
+	u32 id = kfdsync_gpu_full_id(regs_get_kernel_argument(regs, 1),
+				     regs_get_kernel_argument(regs, 2));
+
 	kfdsync_hook_hit(KFDSYNC_HOOK_IDX_GPU);
-	kfdsync_events_interrupt(regs_get_kernel_argument(regs, 0), true);
+	call->pasid = regs_get_kernel_argument(regs, 0);
+	call->id = kfdsync_events_interrupt(call->pasid, id, true);
 	return 0;
 }
 
@@ -131,7 +154,9 @@ NOKPROBE_SYMBOL(kfdsync_hook_gpu_entry);
 static int kfdsync_hook_gpu_ret(struct kretprobe_instance *ri,
 				struct pt_regs *regs)
 {
-	kfdsync_events_interrupt(0, false);
+	struct kfdsync_gpu_call *call = (void *)ri->data;
+
+	kfdsync_events_interrupt(call->pasid, call->id, false);
 	return 0;
 }
 
@@ -236,7 +261,7 @@ static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
 		KFDSYNC_KRETPROBE("gpu_interrupt", "kfd_signal_event_interrupt",
 				  KFDSYNC_HOOK_GPU_INTERRUPT,
 				  kfdsync_hook_gpu_entry, kfdsync_hook_gpu_ret,
-				  0),
+				  sizeof(struct kfdsync_gpu_call)),
 	[KFDSYNC_HOOK_IDX_CPU] =
 		KFDSYNC_KRETPROBE("cpu_set", "kfd_set_event",
 				  KFDSYNC_HOOK_CPU_SET,

@@ -3,14 +3,19 @@
  * kfdsync: sync_file imports, a fence's end acted on for its importer.
  *
  * KFDSYNC_IOCTL_IMPORT_SYNC_FILE takes a reference to the fence of a
- * sync_file and adds a callback to it. When the fence ends, the callback
- * only queues a work item; the worker then does what the importer asked, in
- * a fixed order (see "imports" in the uAPI header): fail a registered event
- * with the fence's error, write or subtract a value in the importer's
- * memory, set an amdkfd event, signal an eventfd. Nothing of that runs in
- * the signalling context: setting an amdkfd event sleeps, and the order
- * "fail the downstream event, then release the GPU queue" must hold even
- * though the memory write is what lets the queue run.
+ * sync_file and adds a callback to it. What the importer asked for is done
+ * in a fixed order (see "imports" in the uAPI header): fail a registered
+ * event with the fence's error, write or subtract a value in the importer's
+ * memory, set an amdkfd event, signal an eventfd.
+ *
+ * The memory write is what a GPU queue waits for, so the callback does it at
+ * once, in the signalling context: the page is pinned and mapped, the write
+ * is one store, nothing sleeps. Only when the fence ended with an error that
+ * must first fail a downstream event is the write left to the worker: that
+ * takes the downstream event's fence lock, which may be the very lock the
+ * callback runs under (an import of one's own exported fence). Everything
+ * else runs in a worker, which the callback queues: setting an amdkfd event
+ * sleeps.
  *
  * The target page is pinned at import with pin_user_pages(FOLL_LONGTERM), in
  * the importer's own address space, so the worker never faults: it writes
@@ -70,6 +75,7 @@
  * @fence:	The imported fence (reference held).
  * @page:	MEMORY: the pinned page of the target, else NULL.
  * @offset:	MEMORY: offset of the target in @page.
+ * @written:	MEMORY: the callback wrote the value already.
  * @eventfd:	EVENTFD: the eventfd to signal (reference held), else NULL.
  * @flags:	KFDSYNC_IMPORT_* of the import.
  * @event_id:	SET_EVENT: amdkfd event id.
@@ -85,6 +91,7 @@ struct kfdsync_import_op {
 	struct dma_fence *fence;
 	struct page *page;
 	unsigned int offset;
+	bool written;
 	struct eventfd_ctx *eventfd;
 	u32 flags;
 	u32 event_id;
@@ -182,21 +189,22 @@ static void kfdsync_import_work(struct work_struct *work)
 	int error = min(dma_fence_get_status(op->fence), 0);
 	unsigned long flags;
 
+	/* The fence ended: no longer pending (max_imports), nor cancellable. */
+	spin_lock_irqsave(&ctx->lock, flags);
+	list_del(&op->node);
+	ctx->n_imports--;
+	spin_unlock_irqrestore(&ctx->lock, flags);
+
 	/* First the error, so that nothing released below can beat it. */
 	if (error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))
 		kfdsync_event_fail(ctx, op->fail_event_id, error);
-	if (op->page)
+	if (op->page && !op->written)
 		kfdsync_import_write(op, error ? op->error_value : op->value);
 	/* After the value: an HSA waiter woken by the event reads it. */
 	if (op->flags & KFDSYNC_IMPORT_SET_EVENT)
 		kfdsync_hooks_set_event(ctx->mm, op->event_id, false);
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
-
-	spin_lock_irqsave(&ctx->lock, flags);
-	list_del(&op->node);
-	ctx->n_imports--;
-	spin_unlock_irqrestore(&ctx->lock, flags);
 	kfdsync_import_free(op, true);
 }
 
@@ -205,7 +213,13 @@ static void kfdsync_import_fence_cb(struct dma_fence *fence,
 {
 	struct kfdsync_import_op *op =
 		container_of(cb, struct kfdsync_import_op, cb);
+	/* Signalled: the error is final (dma_fence_get_status() would lock). */
+	int error = fence->error;
 
+	if (op->page && !(error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))) {
+		kfdsync_import_write(op, error ? op->error_value : op->value);
+		op->written = true;
+	}
 	queue_work(kfdsync_import_wq, &op->work);
 }
 

@@ -188,7 +188,7 @@ int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id);
 int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error);
 int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id, u64 *age,
 			int *error, u32 *pending);
-void kfdsync_events_interrupt(u32 pasid, bool entry);
+u32 kfdsync_events_interrupt(u32 pasid, u32 id, bool entry);
 void kfdsync_events_cpu_set(const struct mm_struct *mm, u32 id);
 void kfdsync_events_fail(u32 pasid, bool all, int error);
 int kfdsync_ctx_events_init(struct kfdsync_ctx *ctx);

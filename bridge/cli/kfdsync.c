@@ -408,6 +408,7 @@ static int cmd_wait(int argc, char **argv)
 }
 
 #define DEBUGFS_DIR "/sys/kernel/debug/kfdsync"
+#define ARRAY_SIZE(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /*
  * One debugfs table: "#" comment lines, then rows of whitespace-separated
@@ -425,16 +426,16 @@ struct table {
 };
 
 static const char *const ctx_cols[] = { "id", "tgid", "comm", "source", "events", "pending",
-	"max_events", "max_fences", "watchdog_ms", "watchdog_max_ms" };
+	"max_events", "max_fences", "watchdog_ms", "watchdog_max_ms", "imports", "max_imports" };
 static const char *const ev_cols[] = { "ctx", "tgid", "source", "id", "age", "slot",
 	"pending", "error" };
 static const char *const tl_cols[] = { "id", "tgid", "comm", "context", "value", "pending",
 	"max_fences", "watchdog_ms", "name" };
 
 static const struct table tables[] = {
-	{ "contexts", ctx_cols, 10, 2, false },
-	{ "events", ev_cols, 8, -1, false },
-	{ "timelines", tl_cols, 9, 2, true },
+	{ "contexts", ctx_cols, ARRAY_SIZE(ctx_cols), 2, false },
+	{ "events", ev_cols, ARRAY_SIZE(ev_cols), -1, false },
+	{ "timelines", tl_cols, ARRAY_SIZE(tl_cols), 2, true },
 };
 
 /* Join tokens [from, to) back into one string (they are adjacent in @line). */

@@ -774,6 +774,63 @@ static void test_slot_counted_once(void)
 	hsaKmtDestroyEvent(ev3);
 }
 
+/*
+ * 2 subtests. An interrupt that names a registered event whose slot is set
+ * is handled by amdkfd for that event alone (its exact-id path), and kfdsync
+ * looks at that event alone too: ev1's slot, written without an interrupt,
+ * is not counted by ev4's interrupt (amdkfd does not set ev1 either), and
+ * is counted once by its own.
+ */
+static void test_exact_id_interrupt(void)
+{
+	HsaEvent *ev4 = new_event();
+	struct kfdsync_event_unregister u = { .event_id = ev4->EventId };
+	uint64_t age1, age4, d1, d4, end;
+	uint32_t dw[32];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+
+	if (relay_mode) {
+		tap_skip("relay mode: no interrupt hook", "exact_id_interrupt_counts_named_event_only");
+		tap_skip("relay mode: no interrupt hook", "exact_id_interrupt_then_own_interrupt");
+		hsaKmtDestroyEvent(ev4);
+		return;
+	}
+	if (__ev_register(kfdsync, ev4->EventId, slot_addr(ev4), NULL))
+		tap_bail("register ev4: %s", strerror(errno));
+	hsaKmtResetEvent(ev1);
+	age1 = ev_age(kfdsync, ev1->EventId);
+	age4 = ev_age(kfdsync, ev4->EventId);
+	pm4_release_mem(&b, slot_addr(ev1), ev1->EventId, PM4_RELEASE_MEM_DATA_64,
+			PM4_RELEASE_MEM_INT_NONE, 0);
+	end = submit(sim, queue, &b);
+	if (kfdsim_queue_wait(sim, queue, end, WAIT_MS))
+		tap_bail("queue did not complete");
+	submit_signal(queue, ev4, 0);
+	if (hsaKmtWaitOnEvent(ev4, WAIT_MS) != HSAKMT_STATUS_SUCCESS)
+		tap_bail("ev4 not signalled");
+	wait_age(kfdsync, ev4->EventId, age4 + 1);
+	d1 = ev_age(kfdsync, ev1->EventId) - age1;
+	d4 = ev_age(kfdsync, ev4->EventId) - age4;
+	tap_ok(d4 == 1 && d1 == 0 && slot_of(ev1) != UNSIGNALED_SLOT,
+	       "exact_id_interrupt_counts_named_event_only (ev1 +%" PRIu64 ", ev4 +%" PRIu64 ")",
+	       d1, d4);
+
+	pm4_reset(&b);
+	pm4_release_mem(&b, 0, 0, PM4_RELEASE_MEM_DATA_NONE, PM4_RELEASE_MEM_INT_ONLY,
+			ev1->EventId);
+	submit(sim, queue, &b);
+	if (hsaKmtWaitOnEvent(ev1, WAIT_MS) != HSAKMT_STATUS_SUCCESS)
+		tap_bail("ev1 not signalled");
+	wait_age(kfdsync, ev1->EventId, age1 + 1);
+	usleep(20000);	/* let a wrong second count show */
+	d1 = ev_age(kfdsync, ev1->EventId) - age1;
+	tap_ok(d1 == 1, "exact_id_interrupt_then_own_interrupt (ev1 +%" PRIu64 ")", d1);
+
+	if (ioctl(kfdsync, KFDSYNC_IOCTL_EVENT_UNREGISTER, &u))
+		tap_bail("unregister ev4: %s", strerror(errno));
+	hsaKmtDestroyEvent(ev4);
+}
+
 /* 4 subtests */
 static void test_two_processes(void)
 {
@@ -1397,7 +1454,7 @@ static void test_amdgpu_cycle(void)
 	close(ctx);
 }
 
-#define PLAN (2 + 5 + 3 + 2 + 2 + 3 + 4 + 1 + 2 + ARRAY_SIZE(bad_inputs) + 3 + 2 + 3 + 3 + 4)
+#define PLAN (2 + 5 + 3 + 2 + 2 + 3 + 2 + 4 + 1 + 2 + ARRAY_SIZE(bad_inputs) + 3 + 2 + 3 + 3 + 4)
 
 int main(int argc, char **argv)
 {
@@ -1446,6 +1503,7 @@ int main(int argc, char **argv)
 	test_born_signalled();
 	test_high_id();
 	test_slot_counted_once();
+	test_exact_id_interrupt();
 	test_two_processes();
 	test_debugfs();
 	test_watchdog();

@@ -438,8 +438,10 @@ struct kfdsync_relay_signal {
  *    completion notice a userspace relay needs to set an event in the right
  *    order (after the memory write), or a poll(2)-able "import done".
  *
- * The actions run in a kernel worker shortly after the fence ends (not in
- * the fence's signalling context). An import is done exactly once. Closing
+ * The memory write is made as the fence signals (in its signalling
+ * context), except when FAIL_EVENT must pass an error on first; the other
+ * actions run in a kernel worker shortly after. An import is done exactly
+ * once. Closing
  * the context cancels every import whose fence has not ended: nothing is
  * written or set, the pins are released. An import holds a reference to
  * the fence until then; the sync_file fd itself may be closed at once.
