@@ -9,11 +9,30 @@
  * libhsa-runtime. In ROCr an hsa_signal_t's handle is the address of its
  * amd_signal_t. Only interrupt-capable signals (ROCr's default for
  * hsa_signal_create()) have a KFD event; others give `-EINVAL`.
+ *
+ * The hint. kfdsync checks a signal's value when its KFD event is signalled.
+ * A GPU completion always signals it, but ROCr (5.2) sets the event on a CPU
+ * store or subtract only while some thread of the process waits on the
+ * signal in ROCr. So the export wrappers below first register a ROCr async
+ * handler (hsa_amd_signal_async_handler()) with the same condition: while it
+ * is registered, ROCr's event thread waits on the signal and every CPU store
+ * sets the event; when ROCr sees the condition hold, the handler sets the
+ * event once more (hsaKmtSetEvent(), which covers a store made before the
+ * event thread started waiting) and unregisters itself. The value is still
+ * the truth: kfdsync checks it in the kernel at every such hint. Do not
+ * destroy a signal while such a handler may still be registered (its
+ * condition has not held yet): as with any ROCr async handler. Link with
+ * libhsa-runtime64 and libhsakmt.
  */
 #ifndef KFDSYNC_HSA_H
 #define KFDSYNC_HSA_H
 
+#include <errno.h>
+#include <string.h>
+
 #include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+#include <hsakmt.h>
 
 #include <kfdsync.h>
 
@@ -28,11 +47,41 @@ static inline int kfdsync_hsa_signal_describe(hsa_signal_t signal,
 	return kfdsync_hsa_signal_from_amd_signal((const void *)(uintptr_t)signal.handle, sig);
 }
 
+/*
+ * ROCr async handler: the condition held; set the signal's KFD event so that
+ * kfdsync looks at the value, and stop.
+ */
+static inline bool kfdsync_hsa_hint_handler_(hsa_signal_value_t value, void *arg)
+{
+	HsaEvent ev;
+
+	(void)value;
+	memset(&ev, 0, sizeof(ev));
+	ev.EventId = (HSA_EVENTID)(uintptr_t)arg;
+	ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
+	hsaKmtSetEvent(&ev);
+	return false;
+}
+
+/* Make ROCr set the signal's event on CPU stores until the condition holds. */
+static inline int kfdsync_hsa_arm_hint_(hsa_signal_t signal, const struct kfdsync_hsa_signal *sig,
+					hsa_signal_condition_t condition,
+					hsa_signal_value_t compare_value)
+{
+	if (hsa_amd_signal_async_handler(signal, condition, compare_value,
+					 kfdsync_hsa_hint_handler_,
+					 (void *)(uintptr_t)sig->event_id) != HSA_STATUS_SUCCESS)
+		return -EINVAL;
+	return 0;
+}
+
 /**
  * A sync_file that signals when @p signal satisfies @p condition against
- * @p compare_value (see kfdsync_hsa_signal_export_sync_file()).
+ * @p compare_value (see kfdsync_hsa_signal_export_sync_file()), after
+ * arming ROCr's hint (see above).
  *
- * @return the sync_file fd (the caller closes it), or a negative errno.
+ * @return the sync_file fd (the caller closes it), `-EINVAL` also when ROCr
+ *   refuses the async handler, or a negative errno.
  */
 static inline int kfdsync_hsa_export_sync_file(struct kfdsync_ctx *ctx, hsa_signal_t signal,
 					       hsa_signal_condition_t condition,
@@ -42,6 +91,9 @@ static inline int kfdsync_hsa_export_sync_file(struct kfdsync_ctx *ctx, hsa_sign
 	struct kfdsync_hsa_signal sig;
 	int ret = kfdsync_hsa_signal_describe(signal, &sig);
 
+	if (ret < 0)
+		return ret;
+	ret = kfdsync_hsa_arm_hint_(signal, &sig, condition, compare_value);
 	if (ret < 0)
 		return ret;
 	return kfdsync_hsa_signal_export_sync_file(ctx, &sig,
@@ -61,6 +113,9 @@ static inline int kfdsync_hsa_export_eventfd(struct kfdsync_ctx *ctx, hsa_signal
 	struct kfdsync_hsa_signal sig;
 	int ret = kfdsync_hsa_signal_describe(signal, &sig);
 
+	if (ret < 0)
+		return ret;
+	ret = kfdsync_hsa_arm_hint_(signal, &sig, condition, compare_value);
 	if (ret < 0)
 		return ret;
 	return kfdsync_hsa_signal_export_eventfd(ctx, &sig, (enum kfdsync_hsa_condition)condition,
