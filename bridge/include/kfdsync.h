@@ -470,7 +470,10 @@ int kfdsync_syncobj_export_sync_file(int drm_fd, uint32_t handle,
  * hint, the value the truth: a fence whose condition already holds is born
  * signalled, otherwise it signals at the first signal of the event that
  * finds the condition true. The fence ends like every kfdsync fence
- * (watchdog, errors; see @ref event).
+ * (watchdog, errors; see @ref event). Whoever changes the value must signal
+ * the event afterwards: a GPU completion does; ROCr 5.2's CPU stores do only
+ * while a thread waits on the signal in ROCr, which the <kfdsync_hsa.h>
+ * wrappers arrange.
  *
  * Import: when a sync_file ends, store a value into the signal (or
  * subtract one from it) and set its KFD event, so that GPU waiters (on

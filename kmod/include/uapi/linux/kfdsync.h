@@ -532,11 +532,11 @@ struct kfdsync_import {
  * mapping: at export (a condition that already holds gives a fence born
  * signalled) and at every signal of the event (every advance of its age,
  * see "events"), until the fence ends. The pin is released when the fence
- * ends. Whoever changes the value must signal the event afterwards, as
- * ROCr's hsa_signal_store_*() and hsa_signal_subtract_*() and a GPU
- * completion signal do; a change without a signal is noticed at the next
- * signal, and a value that satisfies the condition only between two
- * signals is missed.
+ * ends. Whoever changes the value must signal the event afterwards, as a
+ * GPU completion signal does (ROCr 5.2's hsa_signal_store_*() and
+ * hsa_signal_subtract_*() do so only while a thread waits on the signal in
+ * ROCr); a change without a signal is noticed at the next signal, and a
+ * value that satisfies the condition only between two signals is missed.
  *
  * The value is a signed 64-bit integer (hsa_signal_value_t), compared with
  * &kfdsync_export_condition.compare_value by one of (the values of ROCr's
