@@ -69,6 +69,7 @@ struct vgem_fence_signal {
 #define IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
 
 static struct kfdsync_ctx *ctx;
+static bool have_import = true;
 
 /* Signals with a ROCr async handler (kfdsync_hsa.h): destroyed at the end. */
 static hsa_signal_t armed[8];
@@ -509,6 +510,7 @@ static void test_import_vgem(void)
 	ret = kfdsync_hsa_import_sync_file(ctx, sf, w.s, KFDSYNC_HSA_IMPORT_SUBTRACT, 1, 1);
 	close(sf);	/* the import holds the fence */
 	if (ret == -ENOTTY) {
+		have_import = false;
 		tap_skip("this kfdsync.ko has no KFDSYNC_IOCTL_IMPORT_SYNC_FILE",
 			 "import_vgem_releases_waiter");
 		drmIoctl(vgem, IOCTL_VGEM_FENCE_SIGNAL, &vs);
@@ -541,6 +543,41 @@ static void test_import_vgem(void)
 	close(vgem);
 }
 
+/* examples/hsa runs its frames: export completion, import release. */
+static void test_example(void)
+{
+	char cmd[600], out[4096];
+	size_t len = 0;
+	int status;
+	FILE *p;
+
+	if (!have_import) {
+		tap_skip("this kfdsync.ko has no KFDSYNC_IOCTL_IMPORT_SYNC_FILE",
+			 "example_external_semaphore");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "%s --frames 3 2>&1", HSA_EXAMPLE);
+	p = popen(cmd, "r");
+	if (!p) {
+		tap_ok(false, "example_external_semaphore: popen: %s", strerror(errno));
+		return;
+	}
+	while (len + 1 < sizeof(out)) {
+		size_t n = fread(out + len, 1, sizeof(out) - 1 - len, p);
+
+		if (!n)
+			break;
+		len += n;
+	}
+	out[len] = '\0';
+	status = pclose(p);
+	if (status)
+		tap_diag("%s", out);
+	tap_ok(status == 0 && strstr(out, "compositor: frame 2: complete") &&
+	       strstr(out, "stream: frame 2: buffer released"),
+	       "example_external_semaphore (status %d)", status);
+}
+
 int main(void)
 {
 	uint64_t acq0 = 0, rel0 = 0, acq1 = 0, rel1 = 0;
@@ -550,7 +587,7 @@ int main(void)
 	scrub_hsa_env();
 	require_sim_guest();
 	printf("TAP version 13\n");
-	tap_plan(22);
+	tap_plan(23);
 
 	have_vmstat = vmstat_pins(&acq0, &rel0);
 	if (hsa_init() != HSA_STATUS_SUCCESS)
@@ -571,6 +608,7 @@ int main(void)
 	test_unregister_cancels();	/* 1 */
 	test_bad_input();		/* 9 */
 	test_import_vgem();		/* 1 */
+	test_example();			/* 1 */
 
 	/* Every armed condition held long ago: their handlers are done. */
 	for (unsigned int i = 0; i < n_armed; i++)
