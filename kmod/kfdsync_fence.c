@@ -264,10 +264,12 @@ static struct dma_fence *kfdsync_fence_new(struct kfdsync_ctx *ctx, u32 id,
 
 err_unlock:
 	spin_unlock_irqrestore(&ev->lock, flags);
-	/*
-	 * Never published: the release frees it, its watch, the event and
-	 * module refs.
-	 */
+	/* Unpin now, not after the grace period the release waits for. */
+	if (f->watch) {
+		kfdsync_watch_free(f->watch);
+		f->watch = NULL;
+	}
+	/* Never published: the release frees it, the event and module refs. */
 	dma_fence_put(&f->base);
 	return ERR_PTR(ret);
 }

@@ -376,12 +376,88 @@ static void test_unregister_cancels(void)
 	struct sync_fence_info fi = { 0 };
 	struct sync_file_info info = { .num_fences = 1, .sync_fence_info = (uintptr_t)&fi };
 
+	bool info_ok;
+
 	kfdsync_event_unregister(ctx, sig.event_id);
-	tap_ok(fd >= 0 && before == 0 && ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0 &&
-	       fi.status == -ECANCELED && !strcmp(fi.driver_name, "kfdsync"),
-	       "unregister_cancels (status %d)", fi.status);
+	info_ok = fd >= 0 && ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
+	tap_ok(info_ok && before == 0 && fi.status == -ECANCELED &&
+	       !strcmp(fi.driver_name, "kfdsync"), "unregister_cancels (status %d)", fi.status);
 	if (fd >= 0)
 		close(fd);
+	hsa_signal_destroy(s);
+}
+
+/* A condition that never holds ends by its watchdog. */
+static void test_watchdog(void)
+{
+	hsa_signal_t s = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 0, 50 * MS);
+	struct sync_fence_info fi = { 0 };
+	struct sync_file_info info = { .num_fences = 1, .sync_fence_info = (uintptr_t)&fi };
+	bool ended = fd >= 0 && readable(fd, WAIT_MS);
+	bool info_ok = ended && ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
+
+	tap_ok(info_ok && fi.status == -ETIMEDOUT, "watchdog_ends_condition (status %d)",
+	       fi.status);
+	if (fd >= 0)
+		close(fd);
+	hsa_signal_destroy(s);
+}
+
+static int param_rw(const char *name, int val)
+{
+	char path[128];
+	int old = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/kfdsync/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%d", &old) != 1)
+		old = -1;
+	if (f)
+		fclose(f);
+	if (old < 0 || val < 0)
+		return old;
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%d\n", val);
+	return fclose(f) ? -1 : old;
+}
+
+/* Pending condition fences count against max_fences (a new context's). */
+static void test_max_fences(void)
+{
+	hsa_signal_t s = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int old = param_rw("max_fences", 2), fds[3], ret;
+	struct kfdsync_ctx *small;
+
+	if (old < 0) {
+		tap_skip("cannot set kfdsync's max_fences", "max_fences_enospc");
+		hsa_signal_destroy(s);
+		return;
+	}
+	ret = kfdsync_ctx_new(&small);
+	param_rw("max_fences", old);
+	if (ret) {
+		tap_ok(false, "max_fences_enospc: ctx_new: %s", strerror(-ret));
+		hsa_signal_destroy(s);
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		fds[i] = kfdsync_hsa_signal_export_sync_file(small, &sig, KFDSYNC_HSA_EQ, 0, 0);
+	/* Born signalled ones do not count. */
+	ret = kfdsync_hsa_signal_export_sync_file(small, &sig, KFDSYNC_HSA_EQ, 1, 0);
+	tap_ok(fds[0] >= 0 && fds[1] >= 0 && fds[2] == -ENOSPC && ret >= 0,
+	       "max_fences_enospc (%d, born %d)", fds[2], ret);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (ret >= 0)
+		close(ret);
+	kfdsync_ctx_free(small);
 	hsa_signal_destroy(s);
 }
 
@@ -587,7 +663,7 @@ int main(void)
 	scrub_hsa_env();
 	require_sim_guest();
 	printf("TAP version 13\n");
-	tap_plan(23);
+	tap_plan(25);
 
 	have_vmstat = vmstat_pins(&acq0, &rel0);
 	if (hsa_init() != HSA_STATUS_SUCCESS)
@@ -606,6 +682,8 @@ int main(void)
 	test_eventfd();			/* 1 */
 	test_gpu_completion();		/* 1 */
 	test_unregister_cancels();	/* 1 */
+	test_watchdog();		/* 1 */
+	test_max_fences();		/* 1 */
 	test_bad_input();		/* 9 */
 	test_import_vgem();		/* 1 */
 	test_example();			/* 1 */
