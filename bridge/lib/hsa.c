@@ -95,32 +95,24 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_export_eventfd(struct kfdsync_ctx *ctx,
 	return ret < 0 ? ret : 0;
 }
 
-/*
- * The import ioctl directly, so that this part does not wait for the
- * library's import support; with SET_EVENT it needs kfdsync's hooks
- * (-EOPNOTSUPP in relay mode).
- */
 KFDSYNC_EXPORT int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 						       int sync_file_fd,
 						       const struct kfdsync_hsa_signal *sig,
 						       uint32_t flags, int64_t value,
 						       int64_t error_value)
 {
-	struct kfdsync_import arg;
-	int fd = kfdsync_ctx_fd(ctx);
+	struct kfdsync_import_desc desc;
 
-	if (fd < 0)
-		return fd;
 	if (!sig || sig->reserved || (flags & ~KFDSYNC_HSA_IMPORT_SUBTRACT))
 		return -EINVAL;
-	memset(&arg, 0, sizeof(arg));
-	arg.fd = sync_file_fd;
-	arg.flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_SET_EVENT;
+	memset(&desc, 0, sizeof(desc));
+	/* The value first, then the event: a woken waiter finds it written. */
+	desc.flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_SET_EVENT;
 	if (flags & KFDSYNC_HSA_IMPORT_SUBTRACT)
-		arg.flags |= KFDSYNC_IMPORT_SUB;
-	arg.addr = (uint64_t)(uintptr_t)sig->value;
-	arg.value = (uint64_t)value;
-	arg.error_value = (uint64_t)error_value;
-	arg.event_id = sig->event_id;
-	return kfdsync_ioctl(fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &arg);
+		desc.flags |= KFDSYNC_IMPORT_SUB;
+	desc.event_id = sig->event_id;
+	desc.addr = sig->value;
+	desc.value = (uint64_t)value;
+	desc.error_value = (uint64_t)error_value;
+	return kfdsync_import_sync_file(ctx, sync_file_fd, &desc);
 }

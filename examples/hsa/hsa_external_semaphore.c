@@ -30,8 +30,8 @@
  * decremented, the mailbox written, the interrupt raised) and kfdsync sees
  * it the same way.
  *
- * Needs kfdsync.ko with its hooks attached (for the import's event set), a
- * /dev/kfd (amdgpu loaded; a CPU-only one is enough) and ROCr.
+ * Needs kfdsync.ko, a /dev/kfd (amdgpu loaded; a CPU-only one is enough)
+ * and ROCr.
  */
 
 #include <errno.h>
@@ -153,10 +153,9 @@ int main(int argc, char **argv)
 		/* The import holds its own fence reference. */
 		close(release_fd);
 		release_fd = -1;
-		if (ret == -EOPNOTSUPP || ret == -ENOTTY) {
-			fprintf(stderr, "hsa_external_semaphore: imports need kfdsync's hooks "
-				"(and a module with KFDSYNC_IOCTL_IMPORT_SYNC_FILE): %s\n",
-				strerror(-ret));
+		if (ret == -ENOTTY) {
+			fprintf(stderr, "hsa_external_semaphore: this kfdsync.ko cannot import "
+				"sync_files (no KFDSYNC_IOCTL_IMPORT_SYNC_FILE)\n");
 			return 1;
 		}
 		if (ret)
