@@ -461,6 +461,58 @@ static void test_max_fences(void)
 	hsa_signal_destroy(s);
 }
 
+/* 1 signalled, 0 pending, else the fence's error. */
+static int fence_error(int fd)
+{
+	struct sync_fence_info fi = { 0 };
+	struct sync_file_info info = { .num_fences = 1, .sync_fence_info = (uintptr_t)&fi };
+
+	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
+		return -1000;
+	return fi.status;
+}
+
+/*
+ * An upstream fence's error reaches a condition fence: an import with
+ * KFDSYNC_IMPORT_FAIL_EVENT gives the signal's event the error, which ends
+ * its pending condition fences and every later export of it.
+ */
+static void test_import_fail_event(void)
+{
+	hsa_signal_t s = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 0, 0);
+	struct kfdsync_import_desc desc = { .flags = KFDSYNC_IMPORT_FAIL_EVENT,
+					    .fail_event_id = sig.event_id };
+	struct kfdsync_timeline *tl = NULL;
+	int tfd = -1, ret = -1, later = -1, first, second;
+	bool ended = false;
+
+	if (fd >= 0 && !kfdsync_timeline_new(&tl))
+		tfd = kfdsync_timeline_create_fence(tl, 1, "upstream");
+	if (tfd >= 0) {
+		ret = kfdsync_import_sync_file(ctx, tfd, &desc);
+		close(tfd);
+	}
+	kfdsync_timeline_free(tl);	/* its pending fence ends with -ENOENT */
+	if (ret == 0)
+		ended = readable(fd, WAIT_MS);
+	first = fd >= 0 ? fence_error(fd) : fd;
+	if (ended)
+		later = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 1, 0);
+	second = later >= 0 ? fence_error(later) : later;
+	tap_ok(ret == 0 && ended && first == -ENOENT && second == -ENOENT,
+	       "import_error_ends_condition (import %d, pending %d, later %d)", ret, first,
+	       second);
+	if (fd >= 0)
+		close(fd);
+	if (later >= 0)
+		close(later);
+	/* A fresh registration has no error. */
+	kfdsync_event_unregister(ctx, sig.event_id);
+	hsa_signal_destroy(s);
+}
+
 static void test_bad_input(void)
 {
 	hsa_signal_t s = signal_new(1);
@@ -663,7 +715,7 @@ int main(void)
 	scrub_hsa_env();
 	require_sim_guest();
 	printf("TAP version 13\n");
-	tap_plan(25);
+	tap_plan(26);
 
 	have_vmstat = vmstat_pins(&acq0, &rel0);
 	if (hsa_init() != HSA_STATUS_SUCCESS)
@@ -684,6 +736,7 @@ int main(void)
 	test_unregister_cancels();	/* 1 */
 	test_watchdog();		/* 1 */
 	test_max_fences();		/* 1 */
+	test_import_fail_event();	/* 1 */
 	test_bad_input();		/* 9 */
 	test_import_vgem();		/* 1 */
 	test_example();			/* 1 */
