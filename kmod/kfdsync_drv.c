@@ -554,6 +554,8 @@ static long kfdsync_ioctl(struct file *file, unsigned int cmd,
 		return kfdsync_ioctl_relay_signal(ctx, uarg);
 	case KFDSYNC_IOCTL_IMPORT_SYNC_FILE:
 		return kfdsync_ioctl_import_sync_file(ctx, uarg);
+	case KFDSYNC_IOCTL_EXPORT_CONDITION:
+		return kfdsync_ioctl_export_condition(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}

@@ -34,6 +34,10 @@
  *   amdkfd returned success.
  * - KFDSYNC_IOCTL_RELAY_SIGNAL, only while the hooks are not the source.
  *
+ * Every advance completes the fences waiting for that age, and checks the
+ * condition of every condition fence of the event (kfdsync_hsa.c): for
+ * those the signal is only the hint that the watched value may have changed.
+ *
  * Locking: the live context list is an RCU list written under
  * kfdsync_live_lock; a context's event list is an RCU list written under
  * &kfdsync_ctx.lock; an event's state is under &kfdsync_event.lock, which
@@ -340,9 +344,12 @@ static void kfdsync_event_advance_locked(struct kfdsync_event *ev,
 	lockdep_assert_held(&ev->lock);
 
 	ev->age++;
-	list_for_each_entry_safe(f, next, &ev->pending, node)
-		if (f->base.seqno <= ev->age)
+	list_for_each_entry_safe(f, next, &ev->pending, node) {
+		/* A condition fence: the signal is a hint, the value the truth. */
+		if (f->watch ? kfdsync_watch_holds(f->watch) :
+			       f->base.seqno <= ev->age)
 			kfdsync_fence_complete_locked(f, 0, done);
+	}
 }
 
 /**

@@ -4,7 +4,10 @@
  *
  * A fence is "the next signal of a registered event after age A": its
  * seqno is A + 1 on the event's own fence context, and it signals when the
- * event's age reaches the seqno (kfdsync_event.c advances the age). Until
+ * event's age reaches the seqno (kfdsync_event.c advances the age). A
+ * condition fence (KFDSYNC_IOCTL_EXPORT_CONDITION, kfdsync_hsa.c) is
+ * instead "the watched value satisfies the condition", on a fence context
+ * of its own, checked at every advance of the age. Until
  * then it is on the event's pending list, which holds a reference, and its
  * watchdog is armed, which holds another.
  *
@@ -53,6 +56,8 @@ static void kfdsync_fence_free_rcu(struct rcu_head *rcu)
 
 	if (f->eventfd)
 		eventfd_ctx_put(f->eventfd);
+	if (f->watch)
+		kfdsync_watch_free(f->watch);
 	kfdsync_event_put(f->ev);
 	kfree(f);
 	/* Last: module exit's rcu_barrier() waits for this callback. */
@@ -105,7 +110,8 @@ void kfdsync_fence_complete_locked(struct kfdsync_fence *f, int error,
  * kfdsync_fence_put_done() - drop the references of completed fences
  * @done: list filled by kfdsync_fence_complete_locked()
  *
- * Call without any event lock held.
+ * Call without any event lock held. A completed fence's watch is never
+ * read again: its pin is released here, not when the fence is freed.
  */
 void kfdsync_fence_put_done(struct list_head *done)
 {
@@ -113,6 +119,10 @@ void kfdsync_fence_put_done(struct list_head *done)
 
 	list_for_each_entry_safe(f, next, done, node) {
 		list_del_init(&f->node);
+		if (f->watch) {
+			kfdsync_watch_free(f->watch);
+			f->watch = NULL;
+		}
 		dma_fence_put(&f->base);
 	}
 }
@@ -160,6 +170,110 @@ static u64 kfdsync_fence_deadline(const struct kfdsync_ctx *ctx,
 	return min(deadline_ns, max);
 }
 
+/*
+ * Create a fence of event @id: for the next signal after @age, or, with
+ * @watch (consumed in every case), for its condition. See the callers.
+ */
+static struct dma_fence *kfdsync_fence_new(struct kfdsync_ctx *ctx, u32 id,
+					   u64 age, struct kfdsync_watch *watch,
+					   u64 deadline_ns,
+					   struct eventfd_ctx *eventfd)
+{
+	struct kfdsync_event *ev;
+	struct kfdsync_fence *f;
+	unsigned long flags;
+	bool born = false;
+	u64 deadline;
+	int ret;
+
+	ev = kfdsync_event_lookup(ctx, id);
+	if (!ev) {
+		if (watch)
+			kfdsync_watch_free(watch);
+		return ERR_PTR(-ENOENT);
+	}
+
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f) {
+		if (watch)
+			kfdsync_watch_free(watch);
+		kfdsync_event_put(ev);
+		return ERR_PTR(-ENOMEM);
+	}
+	/* The caller's open file pins the module; the fence pins it too. */
+	__module_get(THIS_MODULE);
+	f->ev = ev;
+	f->watch = watch;
+	INIT_LIST_HEAD(&f->node);
+	hrtimer_init(&f->watchdog, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	f->watchdog.function = kfdsync_fence_watchdog;
+	/* Conditions are unordered: one fence context each. */
+	if (watch)
+		dma_fence_init(&f->base, &kfdsync_fence_ops, &ev->lock,
+			       dma_fence_context_alloc(1), 1);
+	else
+		dma_fence_init(&f->base, &kfdsync_fence_ops, &ev->lock,
+			       ev->context, age + 1);
+	deadline = kfdsync_fence_deadline(ctx, deadline_ns);
+
+	spin_lock_irqsave(&ev->lock, flags);
+	if (!ev->registered) {
+		ret = -ENOENT;
+		goto err_unlock;
+	}
+	if (!watch && age > ev->age) {
+		ret = -EINVAL;
+		goto err_unlock;
+	}
+	if (ev->error) {
+		dma_fence_set_error(&f->base, ev->error);
+		dma_fence_signal_locked(&f->base);
+		born = true;
+	} else if (watch ? kfdsync_watch_holds(watch) : ev->age > age) {
+		dma_fence_signal_locked(&f->base);
+		born = true;
+	} else {
+		if (atomic_inc_return(&ctx->n_pending) > ctx->max_fences) {
+			atomic_dec(&ctx->n_pending);
+			ret = -ENOSPC;
+			goto err_unlock;
+		}
+		list_add_tail(&f->node, &ev->pending);
+		ev->n_pending++;
+		dma_fence_get(&f->base);	/* the pending list's */
+		dma_fence_get(&f->base);	/* the watchdog's */
+		hrtimer_start(&f->watchdog, ns_to_ktime(deadline),
+			      HRTIMER_MODE_ABS_SOFT);
+	}
+	spin_unlock_irqrestore(&ev->lock, flags);
+
+	/* Born signalled: the watch is never read again. */
+	if (born && f->watch) {
+		kfdsync_watch_free(f->watch);
+		f->watch = NULL;
+	}
+
+	if (eventfd) {
+		f->eventfd = eventfd;
+		dma_fence_get(&f->base);	/* the callback's */
+		if (dma_fence_add_callback(&f->base, &f->cb,
+					   kfdsync_fence_eventfd_cb))
+			kfdsync_fence_eventfd_cb(&f->base, &f->cb);
+	}
+	return &f->base;
+
+err_unlock:
+	spin_unlock_irqrestore(&ev->lock, flags);
+	/* Unpin now, not after the grace period the release waits for. */
+	if (f->watch) {
+		kfdsync_watch_free(f->watch);
+		f->watch = NULL;
+	}
+	/* Never published: the release frees it, the event and module refs. */
+	dma_fence_put(&f->base);
+	return ERR_PTR(ret);
+}
+
 /**
  * kfdsync_fence_create() - a fence for the next signal of an event
  * @ctx: the caller's context
@@ -182,74 +296,32 @@ struct dma_fence *kfdsync_fence_create(struct kfdsync_ctx *ctx, u32 id,
 				       u64 age, u64 deadline_ns,
 				       struct eventfd_ctx *eventfd)
 {
-	struct kfdsync_event *ev;
-	struct kfdsync_fence *f;
-	unsigned long flags;
-	u64 deadline;
-	int ret;
+	return kfdsync_fence_new(ctx, id, age, NULL, deadline_ns, eventfd);
+}
 
-	ev = kfdsync_event_lookup(ctx, id);
-	if (!ev)
-		return ERR_PTR(-ENOENT);
-
-	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
-	if (!f) {
-		kfdsync_event_put(ev);
-		return ERR_PTR(-ENOMEM);
-	}
-	/* The caller's open file pins the module; the fence pins it too. */
-	__module_get(THIS_MODULE);
-	f->ev = ev;
-	INIT_LIST_HEAD(&f->node);
-	hrtimer_init(&f->watchdog, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
-	f->watchdog.function = kfdsync_fence_watchdog;
-	dma_fence_init(&f->base, &kfdsync_fence_ops, &ev->lock, ev->context,
-		       age + 1);
-	deadline = kfdsync_fence_deadline(ctx, deadline_ns);
-
-	spin_lock_irqsave(&ev->lock, flags);
-	if (!ev->registered) {
-		ret = -ENOENT;
-		goto err_unlock;
-	}
-	if (age > ev->age) {
-		ret = -EINVAL;
-		goto err_unlock;
-	}
-	if (ev->error) {
-		dma_fence_set_error(&f->base, ev->error);
-		dma_fence_signal_locked(&f->base);
-	} else if (ev->age > age) {
-		dma_fence_signal_locked(&f->base);
-	} else {
-		if (atomic_inc_return(&ctx->n_pending) > ctx->max_fences) {
-			atomic_dec(&ctx->n_pending);
-			ret = -ENOSPC;
-			goto err_unlock;
-		}
-		list_add_tail(&f->node, &ev->pending);
-		ev->n_pending++;
-		dma_fence_get(&f->base);	/* the pending list's */
-		dma_fence_get(&f->base);	/* the watchdog's */
-		hrtimer_start(&f->watchdog, ns_to_ktime(deadline),
-			      HRTIMER_MODE_ABS_SOFT);
-	}
-	spin_unlock_irqrestore(&ev->lock, flags);
-
-	if (eventfd) {
-		f->eventfd = eventfd;
-		dma_fence_get(&f->base);	/* the callback's */
-		if (dma_fence_add_callback(&f->base, &f->cb,
-					   kfdsync_fence_eventfd_cb))
-			kfdsync_fence_eventfd_cb(&f->base, &f->cb);
-	}
-	return &f->base;
-
-err_unlock:
-	spin_unlock_irqrestore(&ev->lock, flags);
-	/* Never published: the release frees it, the event and module refs. */
-	dma_fence_put(&f->base);
-	return ERR_PTR(ret);
+/**
+ * kfdsync_fence_create_watch() - a fence for a watched condition
+ * @ctx: the caller's context
+ * @id: registered event id, the hint
+ * @watch: the value and condition (kfdsync_hsa.c); consumed, also on error
+ * @deadline_ns: as for kfdsync_fence_create()
+ * @eventfd: as for kfdsync_fence_create()
+ *
+ * The fence is on its own fence context. It is born signalled if the
+ * condition holds now, or with the event's sticky error if it has one;
+ * otherwise it signals at the first advance of the event's age that finds
+ * the condition true, and counts against the context's max_fences until it
+ * ends.
+ *
+ * Return: a new fence reference, or ERR_PTR(-ENOENT) if @id is not
+ * registered, -ENOSPC if the context has max_fences pending fences, -ENOMEM.
+ */
+struct dma_fence *kfdsync_fence_create_watch(struct kfdsync_ctx *ctx, u32 id,
+					     struct kfdsync_watch *watch,
+					     u64 deadline_ns,
+					     struct eventfd_ctx *eventfd)
+{
+	return kfdsync_fence_new(ctx, id, 0, watch, deadline_ns, eventfd);
 }
 
 /**

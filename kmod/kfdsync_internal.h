@@ -23,6 +23,7 @@ struct eventfd_ctx;
 struct mm_struct;
 struct page;
 struct pid;
+struct kfdsync_watch;
 
 /**
  * struct kfdsync_ctx - one open of /dev/kfdsync
@@ -147,6 +148,10 @@ struct kfdsync_event {
  * @eventfd:	For KFDSYNC_IOCTL_EXPORT_EVENTFD: signalled when the fence
  *		ends (reference held), else NULL.
  * @cb:		Callback that signals @eventfd.
+ * @watch:	For KFDSYNC_IOCTL_EXPORT_CONDITION: the watched value and
+ *		condition (kfdsync_hsa.c), owned by the fence until it ends,
+ *		else NULL. Then the fence signals when an advance of the
+ *		event's age finds the condition true, not at a seqno.
  */
 struct kfdsync_fence {
 	struct dma_fence base;
@@ -155,6 +160,7 @@ struct kfdsync_fence {
 	struct hrtimer watchdog;
 	struct eventfd_ctx *eventfd;
 	struct dma_fence_cb cb;
+	struct kfdsync_watch *watch;
 };
 
 void kfdsync_ctx_release(struct kref *ref);
@@ -203,6 +209,15 @@ void kfdsync_fence_complete_locked(struct kfdsync_fence *f, int error,
 				   struct list_head *done);
 void kfdsync_fence_put_done(struct list_head *done);
 void kfdsync_fence_exit(void);
+
+struct dma_fence *kfdsync_fence_create_watch(struct kfdsync_ctx *ctx, u32 id,
+					     struct kfdsync_watch *watch,
+					     u64 deadline_ns,
+					     struct eventfd_ctx *eventfd);
+bool kfdsync_watch_holds(const struct kfdsync_watch *watch);
+void kfdsync_watch_free(struct kfdsync_watch *watch);
+int kfdsync_ioctl_export_condition(struct kfdsync_ctx *ctx,
+				   void __user *uarg);
 
 int kfdsync_hooks_init(bool enable, struct dentry *debugfs_root);
 void kfdsync_hooks_exit(void);

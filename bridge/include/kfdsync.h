@@ -455,6 +455,116 @@ int kfdsync_syncobj_export_sync_file(int drm_fd, uint32_t handle,
 
 /** @} */
 
+/**
+ * @defgroup hsa HSA signals
+ * An interrupt-capable HSA signal (what ROCr's hsa_signal_create() makes,
+ * and what HIP events and streams sit on) is a signed 64-bit value in the
+ * process's memory paired with a KFD signal event whose slot is the
+ * signal's mailbox: whoever changes the value signals the event afterwards.
+ * These functions take a struct kfdsync_hsa_signal, so that libkfdsync
+ * does not depend on libhsa-runtime; <kfdsync_hsa.h> fills one in from an
+ * hsa_signal_t.
+ *
+ * Export: "the signal's value satisfies a condition" as a sync_file or an
+ * eventfd wake-up (KFDSYNC_IOCTL_EXPORT_CONDITION). The event is only the
+ * hint, the value the truth: a fence whose condition already holds is born
+ * signalled, otherwise it signals at the first signal of the event that
+ * finds the condition true. The fence ends like every kfdsync fence
+ * (watchdog, errors; see @ref event). Whoever changes the value must signal
+ * the event afterwards: a GPU completion does; ROCr 5.2's CPU stores do only
+ * while a thread waits on the signal in ROCr, which the <kfdsync_hsa.h>
+ * wrappers arrange.
+ *
+ * Import: when a sync_file ends, store a value into the signal (or
+ * subtract one from it) and set its KFD event, so that GPU waiters (on
+ * the memory) and CPU waiters (hsa_signal_wait_*(), on the event) proceed
+ * (a kfdsync_import_sync_file() with KFDSYNC_IMPORT_MEMORY and
+ * KFDSYNC_IMPORT_SET_EVENT).
+ * @{
+ */
+
+/** An interrupt-capable HSA signal, as kfdsync needs it. */
+struct kfdsync_hsa_signal {
+	int64_t *value;     /**< the value (amd_signal_t.value), 8-byte aligned */
+	uint64_t mailbox;   /**< the event's slot (amd_signal_t.event_mailbox_ptr) */
+	uint32_t event_id;  /**< the KFD event (amd_signal_t.event_id) */
+	uint32_t reserved;  /**< must be 0 */
+};
+
+/**
+ * Describe the HSA signal whose amd_signal_t is at @p amd_signal (for ROCr,
+ * the hsa_signal_t handle): value at offset 8, event_mailbox_ptr at 16,
+ * event_id at 24 (ROCr's amd_hsa_signal.h).
+ *
+ * @return 0, or `-EINVAL`: @p amd_signal or @p sig is NULL or misaligned,
+ *   the signal is not a user signal (amd_signal_t.kind 1, not a doorbell),
+ *   or it has no KFD event (event_id or mailbox 0: not interrupt-capable).
+ */
+int kfdsync_hsa_signal_from_amd_signal(const void *amd_signal,
+				       struct kfdsync_hsa_signal *sig);
+
+/** Conditions, as ROCr's hsa_signal_condition_t. */
+enum kfdsync_hsa_condition {
+	KFDSYNC_HSA_EQ = KFDSYNC_CONDITION_EQ,   /**< value == compare_value */
+	KFDSYNC_HSA_NE = KFDSYNC_CONDITION_NE,   /**< value != compare_value */
+	KFDSYNC_HSA_LT = KFDSYNC_CONDITION_LT,   /**< value < compare_value */
+	KFDSYNC_HSA_GTE = KFDSYNC_CONDITION_GTE, /**< value >= compare_value */
+};
+
+/**
+ * A sync_file that signals when @p sig's value satisfies @p condition
+ * against @p compare_value. Registers the signal's event with the context
+ * first if it is not registered (it stays registered until
+ * kfdsync_event_unregister() or kfdsync_ctx_free()).
+ *
+ * @param watchdog_ns  as for kfdsync_event_export_sync_file()
+ * @return the sync_file fd (the caller closes it), or
+ *   - `-EINVAL`: bad @p condition, misaligned value, @p sig->reserved not 0,
+ *     or the mailbox is not the event's slot in the caller's KFD events page,
+ *   - `-EFAULT`: the value is not ordinary memory of the caller,
+ *   - `-ENOSPC`: the context's limit of pending fences (or events) is reached,
+ *   - another negative errno.
+ */
+int kfdsync_hsa_signal_export_sync_file(struct kfdsync_ctx *ctx,
+					const struct kfdsync_hsa_signal *sig,
+					enum kfdsync_hsa_condition condition,
+					int64_t compare_value, int64_t watchdog_ns);
+
+/**
+ * Signal the caller's @p eventfd (add 1) when @p sig's value satisfies the
+ * condition, or when the fence ends with an error.
+ *
+ * @return 0, `-EINVAL` not an eventfd, or the errors of
+ *   kfdsync_hsa_signal_export_sync_file().
+ */
+int kfdsync_hsa_signal_export_eventfd(struct kfdsync_ctx *ctx,
+				      const struct kfdsync_hsa_signal *sig,
+				      enum kfdsync_hsa_condition condition,
+				      int64_t compare_value, int64_t watchdog_ns,
+				      int eventfd);
+
+/** kfdsync_hsa_signal_import_sync_file(): subtract instead of store. */
+#define KFDSYNC_HSA_IMPORT_SUBTRACT (1u << 0)
+
+/**
+ * When the fence of @p sync_file_fd ends, store @p value into @p sig (or
+ * subtract it, with KFDSYNC_HSA_IMPORT_SUBTRACT; an atomic 64-bit
+ * operation), @p error_value instead if the fence ends with an error, then
+ * set the signal's KFD event, as hsa_signal_store_screlease() or
+ * hsa_signal_subtract_screlease() would.
+ *
+ * @param sync_file_fd  borrowed; may be closed as soon as this returns
+ * @param flags  0 or KFDSYNC_HSA_IMPORT_SUBTRACT
+ * @return 0, or the errors of kfdsync_import_sync_file().
+ */
+int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
+					int sync_file_fd,
+					const struct kfdsync_hsa_signal *sig,
+					uint32_t flags, int64_t value,
+					int64_t error_value);
+
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif

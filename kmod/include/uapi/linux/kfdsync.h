@@ -521,4 +521,102 @@ struct kfdsync_import {
 #define KFDSYNC_IOCTL_IMPORT_SYNC_FILE \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x07, struct kfdsync_import)
 
+/**
+ * DOC: conditions
+ *
+ * KFDSYNC_IOCTL_EXPORT_CONDITION exports "a 64-bit value in the caller's
+ * memory satisfies a condition" as a fence: the shape of an HSA signal
+ * (ROCr's hsa_signal_t, an amd_signal_t whose value is paired with a KFD
+ * event whose slot is the signal's mailbox). The registered event
+ * &kfdsync_export_condition.event_id is only the wake-up hint; the value is
+ * the truth. kfdsync pins the value's page at export
+ * (pin_user_pages(FOLL_LONGTERM)) and reads the value through a kernel
+ * mapping: at export (a condition that already holds gives a fence born
+ * signalled) and at every signal of the event (every advance of its age,
+ * see "events"), until the fence ends. The pin is released when the fence
+ * ends. Whoever changes the value must signal the event afterwards, as a
+ * GPU completion signal does (ROCr 5.2's hsa_signal_store_*() and
+ * hsa_signal_subtract_*() do so only while a thread waits on the signal in
+ * ROCr); a change without a signal is noticed at the next signal, and a
+ * value that satisfies the condition only between two signals is missed.
+ *
+ * The value is a signed 64-bit integer (hsa_signal_value_t), compared with
+ * &kfdsync_export_condition.compare_value by one of (the values of ROCr's
+ * hsa_signal_condition_t):
+ *
+ * KFDSYNC_CONDITION_EQ:	value == compare_value
+ * KFDSYNC_CONDITION_NE:	value != compare_value
+ * KFDSYNC_CONDITION_LT:	value < compare_value
+ * KFDSYNC_CONDITION_GTE:	value >= compare_value
+ *
+ * Each such fence is its own fence context (seqno 1): fences of different
+ * conditions are unordered. The timeline name is the event's. A condition
+ * fence ends like every exported fence: signalled, or with -ETIMEDOUT (its
+ * watchdog), or with the event's sticky errors (see "events"), and counts
+ * against max_fences while unsignalled.
+ *
+ * Flags of &kfdsync_export_condition.flags:
+ *
+ * KFDSYNC_CONDITION_EVENTFD:
+ *	&kfdsync_export_condition.fd is an eventfd of the caller (in), signalled
+ *	once when the fence ends, as KFDSYNC_IOCTL_EXPORT_EVENTFD does; without
+ *	it a new sync_file is returned in it (out).
+ */
+#define KFDSYNC_CONDITION_EQ		0U
+#define KFDSYNC_CONDITION_NE		1U
+#define KFDSYNC_CONDITION_LT		2U
+#define KFDSYNC_CONDITION_GTE		3U
+
+#define KFDSYNC_CONDITION_EVENTFD	0x01U
+
+/**
+ * struct kfdsync_export_condition - argument of KFDSYNC_IOCTL_EXPORT_CONDITION
+ * @event_id:	In: a registered event id: the hint (for an HSA signal,
+ *		amd_signal_t.event_id).
+ * @flags:	In: KFDSYNC_CONDITION_EVENTFD or 0.
+ * @value_addr:	In: address of the 64-bit value in the caller's own memory,
+ *		8-byte aligned (for an HSA signal, the address of
+ *		amd_signal_t.value, i.e. the signal's handle + 8). Ordinary
+ *		memory only (anonymous, shared memory, files): not a device
+ *		(VM_IO or VM_PFNMAP) mapping.
+ * @compare_value: In: the value the condition compares with.
+ * @deadline_ns: In: as &kfdsync_export.deadline_ns.
+ * @condition:	In: KFDSYNC_CONDITION_EQ, _NE, _LT or _GTE.
+ * @fd:		Without KFDSYNC_CONDITION_EVENTFD: out, a new sync_file fd
+ *		(O_CLOEXEC) that the caller owns and closes. With it: in, an
+ *		eventfd of the caller.
+ */
+struct kfdsync_export_condition {
+	__u32 event_id;
+	__u32 flags;
+	__u64 value_addr;
+	__s64 compare_value;
+	__u64 deadline_ns;
+	__u32 condition;
+	__s32 fd;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_EXPORT_CONDITION - "value satisfies condition" as a fence
+ *
+ * See "conditions".
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory; or
+ *   @value_addr is not mapped, or not ordinary memory of the caller.
+ * - EINVAL: unknown @flags; @condition not one of KFDSYNC_CONDITION_*;
+ *   @value_addr not 8-byte aligned; with KFDSYNC_CONDITION_EVENTFD,
+ *   &kfdsync_export_condition.fd is not an eventfd.
+ * - EBADF: with KFDSYNC_CONDITION_EVENTFD, &kfdsync_export_condition.fd is
+ *   not an open file descriptor.
+ * - EPERM: the caller is not the process that opened the context.
+ * - ENOENT: @event_id is not registered with this context.
+ * - ENOSPC: the context has max_fences unsignalled fences.
+ * - EMFILE: the caller has no free file descriptor.
+ * - ENOMEM: out of memory.
+ */
+#define KFDSYNC_IOCTL_EXPORT_CONDITION \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x08, struct kfdsync_export_condition)
+
 #endif /* _UAPI_LINUX_KFDSYNC_H */
