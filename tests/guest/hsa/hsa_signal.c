@@ -47,29 +47,12 @@
 #include <linux/sync_file.h>
 
 #include "sim_test.h"
+#include "vgem.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MS		1000000LL
 
-/* vgem's uAPI (drm/vgem_drm.h, not in Debian's userspace headers). */
-struct vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define VGEM_FENCE_WRITE 0x1
-#define IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
-#define IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
-
 static struct kfdsync_ctx *ctx;
-static bool have_import = true;
 
 /* Signals with a ROCr async handler (kfdsync_hsa.h): destroyed at the end. */
 static hsa_signal_t armed[8];
@@ -552,50 +535,13 @@ static void test_bad_input(void)
 
 /* ---- import: a vgem fence into an HSA signal ---- */
 
-static int open_vgem(void)
+/* A sync_file for a new unsignalled vgem fence on @buf. */
+static int vgem_sync_file(int vgem, struct vgem_buffer *buf)
 {
-	char path[64];
-
-	for (int i = 0; i < 16; i++) {
-		drmVersionPtr v;
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v = drmGetVersion(fd);
-		if (v && !strcmp(v->name, "vgem")) {
-			drmFreeVersion(v);
-			return fd;
-		}
-		drmFreeVersion(v);
-		close(fd);
-	}
-	return -1;
-}
-
-/* A sync_file for a new unsignalled vgem fence; *fence is its vgem id. */
-static int vgem_sync_file(int vgem, uint32_t *fence)
-{
-	struct drm_mode_create_dumb dumb = { .width = 64, .height = 64, .bpp = 32 };
-	struct vgem_fence_attach attach = { .flags = VGEM_FENCE_WRITE };
-	int dmabuf, sf;
-
-	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
+	if (!vgem_buffer_new(vgem, buf, true))
 		return -errno;
-	if (drmPrimeHandleToFD(vgem, dumb.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf))
-		return -errno;
-	attach.handle = dumb.handle;
-	if (drmIoctl(vgem, IOCTL_VGEM_FENCE_ATTACH, &attach)) {
-		close(dmabuf);
-		return -errno;
-	}
-	*fence = attach.out_fence;
 	/* A reader waits for vgem's write fence. */
-	sf = kfdsync_dmabuf_export_sync_file(dmabuf, KFDSYNC_DMABUF_READ);
-	close(dmabuf);
-	return sf;
+	return kfdsync_dmabuf_export_sync_file(buf->dmabuf, KFDSYNC_DMABUF_READ);
 }
 
 struct waiter {
@@ -617,46 +563,39 @@ static void *waiter_main(void *arg)
 static void test_import_vgem(void)
 {
 	struct waiter w = { .seen = -1 };
-	struct vgem_fence_signal vs = { 0 };
+	struct vgem_buffer buf;
 	struct timespec until;
 	bool before, joined;
 	int vgem, sf, ret;
 	pthread_t t;
 
-	vgem = open_vgem();
+	vgem = drm_open_driver("vgem", false);
 	if (vgem < 0) {
 		tap_skip("no vgem device in the guest", "import_vgem_releases_waiter");
 		return;
 	}
-	sf = vgem_sync_file(vgem, &vs.fence);
+	sf = vgem_sync_file(vgem, &buf);
 	if (sf < 0) {
 		tap_ok(false, "import_vgem_releases_waiter: vgem fence: %s", strerror(-sf));
+		vgem_buffer_free(vgem, &buf);
 		close(vgem);
 		return;
 	}
 	w.s = signal_new(1);
 	ret = kfdsync_hsa_import_sync_file(ctx, sf, w.s, KFDSYNC_HSA_IMPORT_SUBTRACT, 1, 1);
 	close(sf);	/* the import holds the fence */
-	if (ret == -ENOTTY) {
-		have_import = false;
-		tap_skip("this kfdsync.ko has no KFDSYNC_IOCTL_IMPORT_SYNC_FILE",
-			 "import_vgem_releases_waiter");
-		drmIoctl(vgem, IOCTL_VGEM_FENCE_SIGNAL, &vs);
-		hsa_signal_destroy(w.s);
-		close(vgem);
-		return;
-	}
 	if (ret || pthread_create(&t, NULL, waiter_main, &w)) {
 		tap_ok(false, "import_vgem_releases_waiter: import: %s", strerror(-ret));
-		drmIoctl(vgem, IOCTL_VGEM_FENCE_SIGNAL, &vs);
+		vgem_fence_signal(vgem, buf.fence);
 		hsa_signal_destroy(w.s);
+		vgem_buffer_free(vgem, &buf);
 		close(vgem);
 		return;
 	}
 	/* Not a proof that it blocks, but it must not have returned. */
 	usleep(100 * 1000);
 	before = !w.done && hsa_signal_load_scacquire(w.s) == 1;
-	ret = drmIoctl(vgem, IOCTL_VGEM_FENCE_SIGNAL, &vs);
+	ret = vgem_fence_signal(vgem, buf.fence) ? 0 : -errno;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += WAIT_MS / 1000;
 	joined = pthread_timedjoin_np(t, NULL, &until) == 0;
@@ -668,6 +607,7 @@ static void test_import_vgem(void)
 		pthread_join(t, NULL);
 	}
 	hsa_signal_destroy(w.s);
+	vgem_buffer_free(vgem, &buf);
 	close(vgem);
 }
 
@@ -679,11 +619,6 @@ static void test_example(void)
 	int status;
 	FILE *p;
 
-	if (!have_import) {
-		tap_skip("this kfdsync.ko has no KFDSYNC_IOCTL_IMPORT_SYNC_FILE",
-			 "example_external_semaphore");
-		return;
-	}
 	snprintf(cmd, sizeof(cmd), "%s --frames 3 2>&1", HSA_EXAMPLE);
 	p = popen(cmd, "r");
 	if (!p) {

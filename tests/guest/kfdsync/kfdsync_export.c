@@ -53,9 +53,8 @@
 
 #include "kmod.h"
 #include "sim_test.h"
+#include "kfdsync_test.h"
 
-#define KFDSYNC_DEV		"/dev/kfdsync"
-#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
 #define OWNER_FENCES		4095
 #define BATCH_FDS		200
 
@@ -189,54 +188,6 @@ static uint64_t submit_signal(uint32_t q, HsaEvent *ev, uint32_t delay_us)
 		pm4_sim_delay(&b, delay_us);
 	pm4_release_mem_event(&b, slot_addr(ev), ev->EventId);
 	return submit(sim, q, &b);
-}
-
-static int param_read(const char *name)
-{
-	char path[256];
-	int val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
-static bool param_write(const char *name, int val)
-{
-	char path[256];
-	bool ok;
-	FILE *f;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return false;
-	ok = fprintf(f, "%d\n", val) > 0;
-	return !fclose(f) && ok;
-}
-
-static int open_kfdsync(void)
-{
-	int fd = open(KFDSYNC_DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		tap_bail("open %s: %s", KFDSYNC_DEV, strerror(errno));
-	return fd;
-}
-
-static HsaEvent *new_event(void)
-{
-	HsaEvent *ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
-
-	if (!ev)
-		tap_bail("hsaKmtCreateEvent failed");
-	return ev;
 }
 
 /* ---- relay threads (relay mode only) ---- */

@@ -41,10 +41,9 @@
 #include <kfdsync.h>
 
 #include "sim_test.h"
+#include "kfdsync_test.h"
 #include "vgem.h"
 
-#define KFDSYNC_DEV		"/dev/kfdsync"
-#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
 #define PLAN			62
 #define PENDING_IMPORTS		100
 
@@ -59,24 +58,6 @@ static bool relay_mode;
 static int __import(int fd, struct kfdsync_import *a)
 {
 	return ioctl(fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, a) ? -errno : 0;
-}
-
-static int open_kfdsync(void)
-{
-	int fd = open(KFDSYNC_DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		tap_bail("open %s: %s", KFDSYNC_DEV, strerror(errno));
-	return fd;
-}
-
-static HsaEvent *new_event(void)
-{
-	HsaEvent *ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
-
-	if (!ev)
-		tap_bail("hsaKmtCreateEvent failed");
-	return ev;
 }
 
 static uint64_t ev_register(int fd, const HsaEvent *ev)
@@ -192,20 +173,6 @@ static uint64_t meminfo_kb(const char *name)
 			sscanf(line + n + 1, "%llu", &v);
 	fclose(f);
 	return v;
-}
-
-static bool param_write(const char *name, int val)
-{
-	char path[256];
-	bool ok;
-	FILE *f;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return false;
-	ok = fprintf(f, "%d\n", val) > 0;
-	return !fclose(f) && ok;
 }
 
 /* A queue program: wait until *@word != 0, then signal @ev. */
