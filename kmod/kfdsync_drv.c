@@ -80,7 +80,6 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/sync_file.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
 #include <linux/version.h>
@@ -429,9 +428,8 @@ static int kfdsync_ioctl_export_sync_file(struct kfdsync_ctx *ctx,
 					  void __user *uarg)
 {
 	struct kfdsync_export args;
-	struct sync_file *sync_file;
 	struct dma_fence *fence;
-	int fd, ret;
+	int fd;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
@@ -447,31 +445,13 @@ static int kfdsync_ioctl_export_sync_file(struct kfdsync_ctx *ctx,
 	fence = kfdsync_fence_create(ctx, args.event_id, args.age,
 				     args.deadline_ns, NULL);
 	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-		goto err_put_fd;
-	}
-
-	sync_file = sync_file_create(fence);
-	dma_fence_put(fence);
-	if (!sync_file) {
-		ret = -ENOMEM;
-		goto err_put_fd;
+		put_unused_fd(fd);
+		return PTR_ERR(fence);
 	}
 
 	args.fd = fd;
-	if (copy_to_user(uarg, &args, sizeof(args))) {
-		ret = -EFAULT;
-		goto err_put_file;
-	}
-
-	fd_install(fd, sync_file->file);
-	return 0;
-
-err_put_file:
-	fput(sync_file->file);
-err_put_fd:
-	put_unused_fd(fd);
-	return ret;
+	return kfdsync_sync_file_install(fd, fence, NULL, uarg, &args,
+					 sizeof(args));
 }
 
 static int kfdsync_ioctl_export_eventfd(struct kfdsync_ctx *ctx,

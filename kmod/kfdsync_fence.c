@@ -31,6 +31,10 @@
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/sync_file.h>
+#include <linux/file.h>
 
 #include "kfdsync_internal.h"
 
@@ -322,6 +326,43 @@ struct dma_fence *kfdsync_fence_create_watch(struct kfdsync_ctx *ctx, u32 id,
 					     struct eventfd_ctx *eventfd)
 {
 	return kfdsync_fence_new(ctx, id, 0, watch, deadline_ns, eventfd);
+}
+
+/**
+ * kfdsync_sync_file_install() - give a fence to the caller as a sync_file
+ * @fd: an fd reserved by the caller with get_unused_fd_flags()
+ * @fence: the fence; the caller's reference is consumed
+ * @name: the sync_file's name (SYNC_IOC_FILE_INFO), or NULL for the default
+ * @uarg: the ioctl's argument in user memory
+ * @args: the argument to copy back to @uarg, @fd already in it
+ * @size: size of @args
+ *
+ * The fd is installed only once the argument is copied back, so that a
+ * failing copy leaves the caller's file table untouched.
+ *
+ * Return: 0, or -ENOMEM or -EFAULT with @fd released.
+ */
+int kfdsync_sync_file_install(int fd, struct dma_fence *fence,
+			      const char *name, void __user *uarg,
+			      const void *args, size_t size)
+{
+	struct sync_file *sync_file = sync_file_create(fence);
+
+	dma_fence_put(fence);
+	if (!sync_file) {
+		put_unused_fd(fd);
+		return -ENOMEM;
+	}
+	if (name)
+		strscpy(sync_file->user_name, name,
+			sizeof(sync_file->user_name));
+	if (copy_to_user(uarg, args, size)) {
+		fput(sync_file->file);
+		put_unused_fd(fd);
+		return -EFAULT;
+	}
+	fd_install(fd, sync_file->file);
+	return 0;
 }
 
 /**

@@ -32,7 +32,6 @@
 #include <linux/kernel.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
-#include <linux/sync_file.h>
 #include <linux/uaccess.h>
 
 #include <linux/kfdsync.h>
@@ -131,9 +130,8 @@ static int kfdsync_export_condition_sync_file(struct kfdsync_ctx *ctx,
 					      void __user *uarg,
 					      struct kfdsync_watch *watch)
 {
-	struct sync_file *sync_file;
 	struct dma_fence *fence;
-	int fd, ret;
+	int fd;
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
@@ -145,31 +143,13 @@ static int kfdsync_export_condition_sync_file(struct kfdsync_ctx *ctx,
 	fence = kfdsync_fence_create_watch(ctx, args->event_id, watch,
 					   args->deadline_ns, NULL);
 	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-		goto err_put_fd;
-	}
-
-	sync_file = sync_file_create(fence);
-	dma_fence_put(fence);
-	if (!sync_file) {
-		ret = -ENOMEM;
-		goto err_put_fd;
+		put_unused_fd(fd);
+		return PTR_ERR(fence);
 	}
 
 	args->fd = fd;
-	if (copy_to_user(uarg, args, sizeof(*args))) {
-		ret = -EFAULT;
-		goto err_put_file;
-	}
-
-	fd_install(fd, sync_file->file);
-	return 0;
-
-err_put_file:
-	fput(sync_file->file);
-err_put_fd:
-	put_unused_fd(fd);
-	return ret;
+	return kfdsync_sync_file_install(fd, fence, NULL, uarg, args,
+					 sizeof(*args));
 }
 
 /* The watched condition signalling the caller's eventfd args->fd. */

@@ -208,6 +208,9 @@ struct dma_fence *kfdsync_fence_create(struct kfdsync_ctx *ctx, u32 id,
 void kfdsync_fence_complete_locked(struct kfdsync_fence *f, int error,
 				   struct list_head *done);
 void kfdsync_fence_put_done(struct list_head *done);
+int kfdsync_sync_file_install(int fd, struct dma_fence *fence,
+			      const char *name, void __user *uarg,
+			      const void *args, size_t size);
 void kfdsync_fence_exit(void);
 
 struct dma_fence *kfdsync_fence_create_watch(struct kfdsync_ctx *ctx, u32 id,

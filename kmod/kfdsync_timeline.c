@@ -451,9 +451,8 @@ static long kfdsync_tl_ioctl_create_fence(struct kfdsync_tl *tl,
 					  void __user *uarg)
 {
 	struct kfdsync_tl_create_fence args;
-	struct sync_file *sync_file;
 	struct dma_fence *fence;
-	int fd, ret;
+	int fd;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
@@ -466,32 +465,13 @@ static long kfdsync_tl_ioctl_create_fence(struct kfdsync_tl *tl,
 
 	fence = kfdsync_tl_fence_get(tl, args.value);
 	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-		goto err_put_fd;
+		put_unused_fd(fd);
+		return PTR_ERR(fence);
 	}
-
-	sync_file = sync_file_create(fence);
-	dma_fence_put(fence);
-	if (!sync_file) {
-		ret = -ENOMEM;
-		goto err_put_fd;
-	}
-	strscpy(sync_file->user_name, args.name, sizeof(sync_file->user_name));
 
 	args.fence = fd;
-	if (copy_to_user(uarg, &args, sizeof(args))) {
-		ret = -EFAULT;
-		goto err_fput;
-	}
-
-	fd_install(fd, sync_file->file);
-	return 0;
-
-err_fput:
-	fput(sync_file->file);
-err_put_fd:
-	put_unused_fd(fd);
-	return ret;
+	return kfdsync_sync_file_install(fd, fence, args.name, uarg, &args,
+					 sizeof(args));
 }
 
 /* KFDSYNC_TL_IOC_INC. Errors: -EFAULT. */
