@@ -67,7 +67,11 @@ struct kfdsync_ctx;
  */
 int kfdsync_ctx_new(struct kfdsync_ctx **ctx);
 
-/** Close a context and free it. NULL is accepted and ignored. */
+/**
+ * Close a context and free it: its relay threads are stopped and joined,
+ * its registrations dropped (pending fences end with -ECANCELED). NULL is
+ * accepted and ignored.
+ */
 void kfdsync_ctx_free(struct kfdsync_ctx *ctx);
 
 /**
@@ -101,6 +105,18 @@ int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 				struct kfdsync_module_info *info);
 
 /**
+ * Turn the export relay on (the default) or off for events registered from
+ * now on; relays already running are not affected. See "The relay" in
+ * @ref event. Turn it off when the application relays signals itself
+ * (KFDSYNC_IOCTL_RELAY_SIGNAL) or must keep waiting on its events with
+ * hsaKmtWaitOnEvent(): in relay mode kfdsync then sees no signal of those
+ * events, and their fences end by their watchdog.
+ *
+ * @return 0, or `-EINVAL` if @p ctx is NULL.
+ */
+int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled);
+
+/**
  * Name of one KFDSYNC_HOOK_* bit ("gpu_interrupt", "cpu_set", ...), or NULL
  * for a bit this library does not know. The string is static.
  */
@@ -122,6 +138,32 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * or with -ETIMEDOUT (watchdog), -ECANCELED (event unregistered, context
  * closed, owner exited), -EIO (GPU reset, hardware exception, amdgpu
  * unloaded) or -EFAULT (GPU memory fault).
+ *
+ * **The relay.** kfdsync learns of signals from hooks on amdkfd
+ * (KFDSYNC_SOURCE_HOOKS). Where they are not attached (kfdsync.ko loaded
+ * with hooks=N, a kernel without kprobes; kfdsync_event_query() reports
+ * KFDSYNC_SOURCE_RELAY), kfdsync_event_register() starts a relay for the
+ * event: a thread of the library that waits on the event with libhsakmt
+ * (forever, on the event and a private stop event, so no signal is lost to
+ * a timed wait) and reports each wake-up to the module. The thread blocks
+ * all signals and sleeps in the kernel; kfdsync_event_unregister() and
+ * kfdsync_ctx_free() stop and join it. What the relay requires:
+ *
+ * - The relay *consumes* the event's signals: an auto-reset event wakes one
+ *   waiter per signal. Relay only events no other thread waits on. A
+ *   manual-reset event stays set after its signal and would be reported
+ *   again and again: register only auto-reset events in relay mode.
+ * - A signal pending on the event (set, nobody waited) when it is
+ *   registered is discarded, not counted: submit the work that signals only
+ *   after registering (the pattern above).
+ * - libhsakmt must be initialised (hsaKmtOpenKFD()) when an event is
+ *   registered; each relay holds its own hsaKmtOpenKFD() reference until it
+ *   stops, and uses one more signal event (its stop event) of amdkfd's
+ *   limit of 4096 per process.
+ * - One thread per relayed event, so at most the module's max_events per
+ *   context. After fork(2) the child has no relays (nor the context).
+ *
+ * kfdsync_ctx_set_relay() turns the relay off.
  * @{
  */
 
@@ -134,10 +176,17 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  * @param slot_addr  the event's slot in the caller's KFD events page
  *   (HsaEvent.EventData.HWData2)
  * @param[out] age   the event's age now (0), may be NULL
+ *
+ * In relay mode this also starts the event's relay (see "The relay"); if
+ * that fails, the event is unregistered again.
+ *
  * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
  *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
- *   context's limit of events is reached, `-EPERM` the context belongs to
- *   another process, or another negative errno.
+ *   context's limit of events is reached (or, relay mode, no amdkfd event
+ *   left for the relay's stop event), `-EPERM` the context belongs to
+ *   another process, `-ESRCH` relay mode and libhsakmt cannot open
+ *   /dev/kfd, `-EAGAIN` relay mode and no thread could be started, or
+ *   another negative errno.
  */
 int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
 			   uint64_t slot_addr, uint64_t *age);
@@ -147,7 +196,8 @@ int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
 			       const struct _HsaEvent *event, uint64_t *age);
 
 /**
- * Unregister an event; its pending fences end with -ECANCELED.
+ * Unregister an event; its pending fences end with -ECANCELED. Its relay,
+ * if it has one, is stopped and joined before this returns.
  * @return 0, `-ENOENT` not registered, or another negative errno.
  */
 int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id);

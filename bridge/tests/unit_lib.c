@@ -34,6 +34,7 @@ int main(void)
 	const struct errcase cases[] = {
 		{ "ctx_new_null", kfdsync_ctx_new(NULL), -EINVAL },
 		{ "ctx_fd_null", kfdsync_ctx_fd(NULL), -EINVAL },
+		{ "ctx_set_relay_null", kfdsync_ctx_set_relay(NULL, false), -EINVAL },
 		{ "module_info_null_ctx", kfdsync_ctx_get_module_info(NULL, &mi), -EINVAL },
 		{ "sync_file_check_pipe", kfdsync_sync_file_check(p[0]), 0 },
 		{ "sync_file_check_closed", kfdsync_sync_file_check(closed), -EBADF },
