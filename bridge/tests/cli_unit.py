@@ -16,7 +16,7 @@ NO_MODULE = not os.path.exists("/dev/kfdsync")
 # (name, argv, expected status, regex on stdout+stderr, needs no module)
 CASES = [
     ("cli_no_args_usage", [], 2, r"usage: kfdsync COMMAND", False),
-    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait", False),
+    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait.*merge", False),
     ("cli_version", ["--version"], 0, r"^kfdsync \d+\.\d+ \(ABI 1\)", False),
     ("cli_unknown_command", ["frobnicate"], 2, r"unknown command 'frobnicate'", False),
     ("info_help", ["info", "--help"], 0, r"usage: kfdsync info", False),
@@ -49,6 +49,21 @@ CASES = [
      r"--count: expected a number up to 64", False),
     ("timeline_without_module", ["timeline", "--", "true"], 1,
      r"kfdsync module not loaded \(no /dev/kfdsync_timeline\)", True),
+    ("merge_help", ["merge", "--help"], 0,
+     r"usage: kfdsync merge .*FENCE FENCE.*-- CMD", False),
+    ("merge_one_fence", ["merge", "0"], 2, r"merge needs at least two sync_files", False),
+    ("merge_not_sync_file", ["merge", "0", "0"], 1, r"kfdsync: 0: not a sync_file", False),
+    ("merge_closed_fd", ["merge", "77", "0"], 1,
+     r"77: not an open file descriptor of this process", False),
+    ("merge_no_command", ["merge", "0", "0", "--"], 2, r"no command after '--'", False),
+    ("merge_json_with_command", ["merge", "--json", "0", "0", "--", "true"], 2,
+     r"--json makes sense only without a command", False),
+    ("merge_fd_without_command", ["merge", "--fd", "5", "0", "0"], 2,
+     r"--fd makes sense only with a command", False),
+    ("merge_fd_too_big", ["merge", "--fd", "2000", "0", "0", "--", "true"], 2,
+     r"--fd: expected a number up to 1023, got '2000'", False),
+    ("merge_name_too_long", ["merge", "--name", "n" * 32, "0", "0"], 2,
+     r"--name: at most 31 bytes", False),
     ("wait_not_sync_file", ["wait", "--timeout", "10", "0"], 1, r"0: not a sync_file", False),
 ]
 

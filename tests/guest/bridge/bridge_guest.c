@@ -99,7 +99,7 @@ static bool fence_signal(int vgem, uint32_t fence)
 /* Run the CLI with @fd as its fd 3; capture stdout+stderr; return status. */
 static int cli(int fd, char *out, size_t size, const char *const *args)
 {
-	char cli_path[512], *argv[16];
+	char cli_path[512], *argv[24];
 	posix_spawn_file_actions_t fa;
 	int p[2], status = -1, n = 0;
 	size_t len = 0;
@@ -107,7 +107,7 @@ static int cli(int fd, char *out, size_t size, const char *const *args)
 
 	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
 	argv[n++] = cli_path;
-	while (*args && n < 15)
+	while (*args && n < 23)
 		argv[n++] = (char *)*args++;
 	argv[n] = NULL;
 	if (pipe(p))
@@ -219,6 +219,34 @@ static void timeline_tests(void)
 	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "3", "--",
 		   "sh", "-c", "test \"$KFDSYNC_FENCE_FDS\" = \"3 4 5\" && exit 7", NULL }) == 7,
 	       "cli_timeline_passes_fds_and_status");
+
+	/*
+	 * merge: two pending fences of one timeline, shown, then handed on.
+	 * The kernel keeps only the later fence of one timeline: 1 fence.
+	 */
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--name", "both", "3", "4",
+		   NULL }) == 0 && strstr(out, "merged: sync_file \"both\": pending, 1 fence\n"),
+	       "cli_merge_shows_merged_pending");
+	if (!strstr(out, "merged: sync_file"))
+		tap_diag("%s", out);
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--json", "3", "4", NULL }) == 0 &&
+	       strstr(out, "{\"fd\": \"merged\", \"name\": \"kfdsync-merge\", "
+		      "\"status\": \"pending\""), "cli_merge_json");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "20", "--", cli_path, "merge", "3", "4", "--", cli_path, "wait",
+		   "--timeout", "10000", "3", NULL }) == 0, "cli_merge_command_waits_for_both");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--fd", "7", "3", "4", "--", "sh",
+		   "-c", "test \"$KFDSYNC_FENCE_FDS\" = 7 && exec \"$0\" inspect 7",
+		   cli_path, NULL }) == 0 && strstr(out, "7: sync_file \"kfdsync-merge\": pending"),
+	       "cli_merge_fd_option_and_env");
+	if (!strstr(out, "7: sync_file"))
+		tap_diag("%s", out);
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "3", "4", "--", "sh", "-c", "exit 5",
+		   NULL }) == 5, "cli_merge_passes_command_status");
 }
 
 int main(void)
@@ -232,7 +260,7 @@ int main(void)
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, n;
 
-	tap_plan(35);
+	tap_plan(40);
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
