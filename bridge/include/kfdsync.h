@@ -615,6 +615,50 @@ int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 
 /** @} */
 
+/**
+ * @defgroup amdgpu amdgpu command submissions (libdrm_amdgpu)
+ * Fences of the amdgpu graphics/compute command submission path (not KFD):
+ * a CS fence as a sync_file, and a sync_file as a syncobj that a CS waits
+ * on (an AMDGPU_CHUNK_ID_SYNCOBJ_IN dependency of amdgpu_cs_submit_raw2()).
+ * @p dev is libdrm_amdgpu's amdgpu_device_handle; include <amdgpu.h> for
+ * it. These functions are built and their argument checks tested, but not
+ * tested on amdgpu hardware (the project's test machines have none).
+ * A libkfdsync built without libdrm_amdgpu returns `-EOPNOTSUPP` from them.
+ * @{
+ */
+
+struct amdgpu_device;	/* libdrm_amdgpu's amdgpu_device_handle points to one */
+struct amdgpu_cs_fence;
+
+/**
+ * A sync_file for an amdgpu CS fence (amdgpu_cs_fence_to_handle(),
+ * AMDGPU_FENCE_TO_HANDLE_GET_SYNC_FILE_FD).
+ *
+ * @param fence  the submission's fence, as amdgpu_cs_submit() filled in
+ *   its context, ip_type, ring and fence (sequence number)
+ * @return the sync_file fd (the caller closes it), `-EINVAL` @p dev or
+ *   @p fence (or its context) is NULL, `-EOPNOTSUPP` no libdrm_amdgpu, or
+ *   another negative errno from amdgpu (e.g. `-ENOENT` no such context).
+ */
+int kfdsync_amdgpu_fence_export_sync_file(struct amdgpu_device *dev,
+					  const struct amdgpu_cs_fence *fence);
+
+/**
+ * A new binary syncobj of @p dev holding @p sync_file_fd's fence, for a
+ * command submission to wait on. The caller destroys it with
+ * amdgpu_cs_destroy_syncobj().
+ *
+ * @param sync_file_fd  borrowed; checked before @p dev is used
+ * @param[out] syncobj  the new syncobj handle
+ * @return 0, `-EINVAL` NULL @p dev or @p syncobj, or @p sync_file_fd is not
+ *   a sync_file, `-EBADF` it is not open, `-EOPNOTSUPP` no libdrm_amdgpu,
+ *   or another negative errno from amdgpu.
+ */
+int kfdsync_amdgpu_syncobj_from_sync_file(struct amdgpu_device *dev,
+					  int sync_file_fd, uint32_t *syncobj);
+
+/** @} */
+
 #ifdef __cplusplus
 }
 #endif
