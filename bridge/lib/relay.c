@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kfdsync.h"
 #include "internal.h"
@@ -43,6 +44,7 @@ struct relay {
 	HsaEvent *stop_event;	/* manual-reset, set only to end the thread */
 	atomic_bool stop;	/* written before stop_event is set */
 	pthread_t thread;
+	pid_t pid;		/* the process the thread runs in */
 };
 
 struct kfdsync_relays {
@@ -93,6 +95,14 @@ static void *relay_main(void *arg)
 
 static void relay_destroy(struct relay *r)
 {
+	/*
+	 * In a child of fork(2) the thread and the amdkfd events do not
+	 * exist: joining would wait forever. Only free our copy.
+	 */
+	if (getpid() != r->pid) {
+		free(r);
+		return;
+	}
 	atomic_store(&r->stop, true);
 	hsaKmtSetEvent(r->stop_event);
 	pthread_join(r->thread, NULL);
@@ -120,6 +130,7 @@ static int relay_create(int ctx_fd, uint32_t event_id, uint64_t slot_addr,
 	r->event.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
 	r->event.EventData.HWData2 = slot_addr;
 	atomic_init(&r->stop, false);
+	r->pid = getpid();
 
 	/*
 	 * Our own reference on libhsakmt's /dev/kfd, for the thread's life

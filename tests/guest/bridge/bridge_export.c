@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kfdsim.h"
@@ -101,7 +102,7 @@ int main(void)
 	uint64_t age = 99, end;
 	int sim, fd, efd, ret, base;
 
-	tap_plan(25);
+	tap_plan(26);
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
@@ -134,6 +135,19 @@ int main(void)
 	tap_ok(ret == 0 && age == 0, "event_register_hsa_age_0 (%d)", ret);
 	ret = threads() - base;
 	tap_ok(ret == (relay_mode ? 1 : 0), "relay_threads_after_register (+%d)", ret);
+	{
+		/* A child of fork() has no relay threads: freeing its copy must not wait. */
+		int status = -1;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			kfdsync_ctx_free(ctx);
+			_exit(0);
+		}
+		tap_ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		       WEXITSTATUS(status) == 0 && threads() == base + ret,
+		       "ctx_free_in_forked_child_returns");
+	}
 	tap_ok(kfdsync_event_register_hsa(ctx, ev, NULL) == -EEXIST, "event_register_twice_eexist");
 	tap_ok(kfdsync_event_register(ctx, ev2->EventId, ev->EventData.HWData2, NULL) == -EINVAL,
 	       "event_register_wrong_slot_einval");
