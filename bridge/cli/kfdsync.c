@@ -420,32 +420,47 @@ static int cmd_wait(int argc, char **argv)
 #define ARRAY_SIZE(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /*
- * One debugfs table: "#" comment lines, then rows of whitespace-separated
- * columns. Two columns are free text and may contain spaces: a process's
- * comm (at @comm_col, or -1 for none), which is followed only by numeric
- * columns and words without spaces; and, with @name_last, a last column
- * that takes the rest of the line.
+ * One debugfs table: "#" comment lines, the last of which names the
+ * columns, then rows of whitespace-separated columns. The columns come
+ * from that header line, so the tables may grow. Two columns are free text
+ * and may contain spaces: "comm", a process's name, followed only by
+ * numbers and words without spaces; and "name" when it is the last column,
+ * which takes the rest of the line.
  */
+#define MAX_COLS 16
+
 struct table {
-	const char *title;
-	const char *const *cols;
+	char names[MAX_COLS][32];
+	const char *cols[MAX_COLS];
 	int ncols;
-	int comm_col;
+	int comm_col;	/* or -1 */
 	bool name_last;
 };
 
-static const char *const ctx_cols[] = { "id", "tgid", "comm", "source", "events", "pending",
-	"max_events", "max_fences", "watchdog_ms", "watchdog_max_ms", "imports", "max_imports" };
-static const char *const ev_cols[] = { "ctx", "tgid", "source", "id", "age", "slot",
-	"pending", "error" };
-static const char *const tl_cols[] = { "id", "tgid", "comm", "context", "value", "pending",
-	"max_fences", "watchdog_ms", "name" };
+static const char *const table_files[] = { "contexts", "events", "timelines" };
 
-static const struct table tables[] = {
-	{ "contexts", ctx_cols, ARRAY_SIZE(ctx_cols), 2, false },
-	{ "events", ev_cols, ARRAY_SIZE(ev_cols), -1, false },
-	{ "timelines", tl_cols, ARRAY_SIZE(tl_cols), 2, true },
-};
+/* A "# col col ..." line of lowercase names: take it as @t's header. */
+static void parse_header(const char *line, struct table *t)
+{
+	char copy[1024], *save, *tok;
+	struct table h = { .comm_col = -1 };
+
+	snprintf(copy, sizeof(copy), "%s", line + 1);
+	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (h.ncols == MAX_COLS || strlen(tok) >= sizeof(h.names[0]) ||
+		    strspn(tok, "abcdefghijklmnopqrstuvwxyz_") != strlen(tok))
+			return;	/* a summary line, not a header */
+		if (!strcmp(tok, "comm"))
+			h.comm_col = h.ncols;
+		strcpy(h.names[h.ncols++], tok);
+	}
+	if (h.ncols < 2)
+		return;
+	h.name_last = !strcmp(h.names[h.ncols - 1], "name");
+	*t = h;
+	for (int i = 0; i < t->ncols; i++)
+		t->cols[i] = t->names[i];
+}
 
 /* Join tokens [from, to) back into one string (they are adjacent in @line). */
 static char *join(char **tok, int from, int to)
@@ -514,76 +529,107 @@ static int split_row(char *line, const struct table *t, char **f)
 
 static void usage_list(FILE *f)
 {
-	fprintf(f, "usage: %s list [--json]\n"
+	fprintf(f, "usage: %s list [--json] [--debugfs DIR]\n"
 		"List live kfdsync contexts, registered events and CPU timelines\n"
-		"(from debugfs: needs root and debugfs at /sys/kernel/debug).\n", prog);
+		"(from debugfs: needs root and debugfs at /sys/kernel/debug; or from\n"
+		"DIR, a copy of " DEBUGFS_DIR ").\n", prog);
 }
 
 static int cmd_list(int argc, char **argv)
 {
-	bool json;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "debugfs", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *dir = DEBUGFS_DIR;
+	bool json = false, copy = false;
 	int c;
 
-	c = parse_json_opts(argc, argv, usage_list, &json);
-	if (c >= 0)
-		return c;
+	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'd':
+			dir = optarg;
+			copy = true;
+			break;
+		case 'h':
+			usage_list(stdout);
+			return 0;
+		default:
+			usage_list(stderr);
+			return EXIT_USAGE;
+		}
+	}
 	if (optind != argc) {
 		usage_list(stderr);
 		return EXIT_USAGE;
 	}
-	if (access(DEBUGFS_DIR, F_OK)) {
+	if (access(dir, F_OK)) {
 		if (errno == EACCES)
-			fail("cannot read %s: debugfs is readable by root only", DEBUGFS_DIR);
-		else if (access("/sys/kernel/debug/.", F_OK) || access("/dev/kfdsync", F_OK))
-			fail("no %s: is debugfs mounted and kfdsync loaded?", DEBUGFS_DIR);
+			fail("cannot read %s: debugfs is readable by root only", dir);
+		else if (!copy &&
+			 (access("/sys/kernel/debug/.", F_OK) || access("/dev/kfdsync", F_OK)))
+			fail("no %s: is debugfs mounted and kfdsync loaded?", dir);
 		else
-			fail("no %s: %s", DEBUGFS_DIR, strerror(errno));
+			fail("no %s: %s", dir, strerror(errno));
 		return 1;
 	}
 	if (json)
 		printf("{");
-	for (size_t ti = 0; ti < sizeof(tables) / sizeof(tables[0]); ti++) {
-		const struct table *t = &tables[ti];
-		char path[128], line[1024];
+	for (int ti = 0; ti < ARRAY_SIZE(table_files); ti++) {
+		const char *title = table_files[ti];
+		struct table t = { .comm_col = -1 };
+		char path[4096], line[1024], raw[1024];
 		unsigned int rows = 0;
 		FILE *f;
 
-		snprintf(path, sizeof(path), DEBUGFS_DIR "/%s", t->title);
+		snprintf(path, sizeof(path), "%s/%s", dir, title);
 		f = fopen(path, "re");
 		if (!f) {
 			fail("cannot read %s: %s", path, strerror(errno));
 			return 1;
 		}
 		if (json)
-			printf("%s\"%s\": [", ti ? ", " : "", t->title);
+			printf("%s\"%s\": [", ti ? ", " : "", title);
 		else
-			printf("%s%s:\n", ti ? "\n" : "", t->title);
+			printf("%s%s:\n", ti ? "\n" : "", title);
 		while (fgets(line, sizeof(line), f)) {
-			char *fields[16];
+			char *fields[MAX_COLS];
 
-			if (line[0] == '#' || line[0] == '\n')
+			if (line[0] == '#') {
+				parse_header(line, &t);
 				continue;
-			if (split_row(line, t, fields)) {
-				fail("%s: unexpected line '%s'", path, strtok(line, "\n"));
+			}
+			if (line[0] == '\n')
+				continue;
+			/* split_row() cuts @line up: keep it whole for the message. */
+			memcpy(raw, line, sizeof(raw));
+			if (!t.ncols || split_row(line, &t, fields)) {
+				fail("%s: unexpected line '%s'%s", path, strtok(raw, "\n"),
+				     t.ncols ? "" : " (no column header)");
 				fclose(f);
 				return 1;
 			}
 			if (json) {
 				printf("%s{", rows ? ", " : "");
-				for (int i = 0; i < t->ncols; i++) {
-					printf("%s\"%s\": ", i ? ", " : "", t->cols[i]);
+				for (int i = 0; i < t.ncols; i++) {
+					printf("%s\"%s\": ", i ? ", " : "", t.cols[i]);
 					json_string(fields[i]);
 				}
 				printf("}");
 			} else {
 				if (!rows)
-					for (int i = 0; i < t->ncols; i++)
-						printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ?
-						       0 : 10, t->cols[i]);
+					for (int i = 0; i < t.ncols; i++)
+						printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ?
+						       0 : 10, t.cols[i]);
 				if (!rows)
 					putchar('\n');
-				for (int i = 0; i < t->ncols; i++)
-					printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ? 0 : 10,
+				for (int i = 0; i < t.ncols; i++)
+					printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ? 0 : 10,
 					       fields[i]);
 				putchar('\n');
 			}

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 CLI = sys.argv[1]
 NO_MODULE = not os.path.exists("/dev/kfdsync")
@@ -67,8 +68,76 @@ CASES = [
     ("wait_not_sync_file", ["wait", "--timeout", "10", "0"], 1, r"0: not a sync_file", False),
 ]
 
+
+# 'list --debugfs DIR' on tables written in the module's own format: the
+# header lines are taken from the kmod sources, so a column the module adds
+# is a column this test expects.
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kmod")
+TABLES = {"contexts": "kfdsync_drv.c", "events": "kfdsync_event.c",
+          "timelines": "kfdsync_timeline.c"}
+
+
+def header_of(source, first):
+    text = open(os.path.join(SRC, source), encoding="utf-8").read()
+    m = re.search(r'seq_puts\(m, "(# ' + first + r' [a-z_ ]+)\\n"\);', text)
+    return m.group(1) if m else None
+
+
+def fake_value(table, col, last):
+    # comm and a last name column may hold spaces (a comm ending in a
+    # number next to numeric columns is ambiguous: not tested).
+    comm = "br export 1" if table == "contexts" else "tl maker"
+    return {"comm": comm, "source": "relay"}.get(
+        col, "my tl name" if col == "name" and last else "7")
+
+
+def list_copy_tests():
+    results = []
+    with tempfile.TemporaryDirectory() as d:
+        want = {}
+        for table, source in TABLES.items():
+            header = header_of(source, "ctx" if table == "events" else "id")
+            if not header:
+                return [("list_copy_headers_found", False, f"no header in {source}")]
+            cols = header[1:].split()
+            row = {c: fake_value(table, c, i == len(cols) - 1) for i, c in enumerate(cols)}
+            rows = [] if table == "events" else [row]
+            with open(os.path.join(d, table), "w", encoding="utf-8") as f:
+                f.write(f"# 1 of 1024 {table}\n{header}\n")
+                for r in rows:
+                    f.write("  ".join(r.values()) + "\n")
+            want[table] = rows
+        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+                           capture_output=True, text=True)
+        try:
+            got = json.loads(p.stdout)
+        except ValueError:
+            got = None
+        results.append(("list_json_from_copy_matches_module_columns",
+                        p.returncode == 0 and got == want, p.stdout + p.stderr))
+        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
+        results.append(("list_table_from_copy",
+                        p.returncode == 0 and "br export 1" in p.stdout and
+                        "my tl name" in p.stdout and
+                        re.search(r"events:\n  \(none\)", p.stdout) is not None,
+                        p.stdout + p.stderr))
+        with open(os.path.join(d, "events"), "a", encoding="utf-8") as f:
+            f.write("1 2 3\n")
+        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
+        results.append(("list_copy_short_row_rejected",
+                        p.returncode == 1 and "events: unexpected line '1 2 3'" in p.stderr,
+                        p.stdout + p.stderr))
+    p = subprocess.run([CLI, "list", "--debugfs", "/nonexistent"], capture_output=True,
+                       text=True)
+    results.append(("list_copy_missing_dir", p.returncode == 1 and
+                    "no /nonexistent: No such file or directory" in p.stderr, p.stderr))
+    return results
+
+
+EXTRA = list_copy_tests()
+
 print("TAP version 13")
-print(f"1..{len(CASES)}")
+print(f"1..{len(CASES) + len(EXTRA)}")
 failed = 0
 for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
     if needs_no_module and not NO_MODULE:
@@ -82,6 +151,12 @@ for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
     if not good:
         failed += 1
         print(f"# status {p.returncode} (want {status}); output:")
+        for line in out.splitlines():
+            print("#   " + line)
+for i, (name, good, out) in enumerate(EXTRA, len(CASES) + 1):
+    print(f"{'ok' if good else 'not ok'} {i} {name}")
+    if not good:
+        failed += 1
         for line in out.splitlines():
             print("#   " + line)
 sys.exit(1 if failed else 0)
