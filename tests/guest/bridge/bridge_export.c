@@ -98,11 +98,11 @@ int main(void)
 	struct kfdsim_queue_status qs;
 	struct kfdsync_ctx *ctx;
 	char name[80], want[80];
-	HsaEvent *ev, *ev2;
+	HsaEvent *ev, *ev2, *ev3;
 	uint64_t age = 99, end;
 	int sim, fd, efd, ret, base;
 
-	tap_plan(26);
+	tap_plan(27);
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
@@ -230,17 +230,37 @@ int main(void)
 	kfdsync_event_unregister(ctx, ev2->EventId);
 	kfdsync_ctx_set_relay(ctx, true);
 
-	/* Freeing a context joins its relays. */
+	/*
+	 * Two events relayed at once: a signal of one ends only its fences
+	 * (one relay thread per event). Freeing the context joins both
+	 * relays and cancels the other event's fence.
+	 */
+	ev3 = new_event();
 	ret = kfdsync_ctx_new(&ctx2);
-	if (ret == 0 && kfdsync_event_register_hsa(ctx2, ev2, NULL) == 0) {
+	if (ret == 0 && ev3 && kfdsync_event_register_hsa(ctx2, ev2, NULL) == 0 &&
+	    kfdsync_event_register_hsa(ctx2, ev3, NULL) == 0) {
+		int f2 = kfdsync_event_export_sync_file(ctx2, ev2->EventId, 0, 0);
+		int f3 = kfdsync_event_export_sync_file(ctx2, ev3->EventId, 0, 0);
+		int32_t s2, s3;
+
 		ret = threads() - base;
+		hsaKmtSetEvent(ev3);
+		s3 = kfdsync_sync_file_wait(f3, 10000 * MS) == 0 ? status_of(f3, NULL, 0) : 98;
+		s2 = status_of(f2, NULL, 0);
+		tap_ok(ret == (relay_mode ? 2 : 0) && s3 == 1 && s2 == 0,
+		       "relay_per_event_signals_only_its_fences (+%d threads, %d %d)", ret, s3, s2);
 		kfdsync_ctx_free(ctx2);
-		tap_ok(ret == (relay_mode ? 1 : 0) && threads() == base,
-		       "ctx_free_joins_relays (+%d)", ret);
+		s2 = status_of(f2, NULL, 0);
+		tap_ok(threads() == base && s2 == -ECANCELED, "ctx_free_joins_relays (%d)", s2);
+		close(f2);
+		close(f3);
 	} else {
+		tap_ok(false, "relay_per_event_signals_only_its_fences (%d)", ret);
 		tap_ok(false, "ctx_free_joins_relays (%d)", ret);
 		kfdsync_ctx_free(ret == 0 ? ctx2 : NULL);
 	}
+	if (ev3)
+		hsaKmtDestroyEvent(ev3);
 
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);
