@@ -150,9 +150,11 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * kfdsync_ctx_free() stop and join it. What the relay requires:
  *
  * - The relay *consumes* the event's signals: an auto-reset event wakes one
- *   waiter per signal. Relay only events no other thread waits on. A
- *   manual-reset event stays set after its signal and would be reported
- *   again and again: register only auto-reset events in relay mode.
+ *   waiter per signal. Relay only events no other thread waits on, and
+ *   register each event with one context only (two relays would split its
+ *   signals). A manual-reset event stays set after its signal and would be
+ *   reported again and again: register only auto-reset events in relay
+ *   mode.
  * - A signal pending on the event (set, nobody waited) when it is
  *   registered is discarded, not counted: submit the work that signals only
  *   after registering (the pattern above).
@@ -160,6 +162,8 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  *   registered; each relay holds its own hsaKmtOpenKFD() reference until it
  *   stops, and uses one more signal event (its stop event) of amdkfd's
  *   limit of 4096 per process.
+ * - Unregister an event before destroying it (hsaKmtDestroyEvent()): a
+ *   destroyed event's relay ends, and its fences end by their watchdog.
  * - One thread per relayed event, so at most the module's max_events per
  *   context. After fork(2) the child has no relays (nor the context).
  *
