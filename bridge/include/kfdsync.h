@@ -20,7 +20,10 @@
  *   forever, 0 only polls.
  * - **Threads.** Functions that take no context are thread-safe. A context
  *   may be used from several threads at once; kfdsync_ctx_free() must not
- *   race with any other use of the same context.
+ *   race with any other use of the same context. The library starts
+ *   threads of its own only in relay mode (see @ref event and
+ *   @ref import); they block all signals and are joined before
+ *   kfdsync_event_unregister() or kfdsync_ctx_free() returns.
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
  *
  * Link with `pkg-config --cflags --libs kfdsync`. The kernel interface
