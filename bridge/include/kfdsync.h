@@ -572,7 +572,9 @@ enum kfdsync_hsa_condition {
  * A sync_file that signals when @p sig's value satisfies @p condition
  * against @p compare_value. Registers the signal's event with the context
  * first if it is not registered (it stays registered until
- * kfdsync_event_unregister() or kfdsync_ctx_free()).
+ * kfdsync_event_unregister() or kfdsync_ctx_free()), never with a relay:
+ * ROCr's threads wait on that event themselves (see "The relay" in
+ * @ref event).
  *
  * @param watchdog_ns  as for kfdsync_event_export_sync_file()
  * @return the sync_file fd (the caller closes it), or

@@ -21,6 +21,12 @@ static int relay_if_needed(struct kfdsync_ctx *ctx, uint32_t event_id, uint64_t 
 KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
 					  uint64_t slot_addr, uint64_t *age)
 {
+	return kfdsync_event_register_relay(ctx, event_id, slot_addr, age, true);
+}
+
+int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+				 uint64_t slot_addr, uint64_t *age, bool relay)
+{
 	struct kfdsync_event_register arg;
 	int fd = kfdsync_ctx_fd(ctx), ret;
 
@@ -32,7 +38,7 @@ KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t even
 	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_REGISTER, &arg);
 	if (ret < 0)
 		return ret;
-	ret = relay_if_needed(ctx, event_id, slot_addr);
+	ret = relay ? relay_if_needed(ctx, event_id, slot_addr) : 0;
 	if (ret < 0) {
 		kfdsync_event_unregister(ctx, event_id);
 		return ret;

@@ -70,5 +70,11 @@ int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled);
 int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id,
 			uint64_t slot_addr);
 void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id);
+/*
+ * event.c: kfdsync_event_register(), with the relay left out when @relay is
+ * false (for events other threads wait on, such as ROCr's signal events).
+ */
+int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+				 uint64_t slot_addr, uint64_t *age, bool relay);
 
 #endif
