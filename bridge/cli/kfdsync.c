@@ -256,17 +256,14 @@ static void usage_inspect(FILE *f)
 		"Show a sync_file's status, error and fences.\n", prog);
 }
 
-static int inspect_one(const char *arg, bool json, bool first)
+/* Print sync_file @fd (called @arg) as inspect does; 0, or 1 with a message. */
+static int show_sync_file(int fd, const char *arg, bool json, bool first)
 {
 	struct kfdsync_fence_status fences[64];
 	struct kfdsync_sync_file_status st;
-	int fd, n, ret = 0;
+	int n, ret = 0;
 
-	fd = open_fence_arg(arg);
-	if (fd < 0)
-		return 1;
 	n = kfdsync_sync_file_get_status(fd, &st, fences, 64);
-	close(fd);
 	if (n < 0) {
 		fail("%s: %s", arg, n == -EINVAL ? "not a sync_file" : strerror(-n));
 		return 1;
@@ -308,6 +305,18 @@ static int inspect_one(const char *arg, bool json, bool first)
 	}
 	if (n > 64)
 		printf("  ... %d more\n", n - 64);
+	return ret;
+}
+
+static int inspect_one(const char *arg, bool json, bool first)
+{
+	int fd, ret;
+
+	fd = open_fence_arg(arg);
+	if (fd < 0)
+		return 1;
+	ret = show_sync_file(fd, arg, json, first);
+	close(fd);
 	return ret;
 }
 
@@ -411,32 +420,47 @@ static int cmd_wait(int argc, char **argv)
 #define ARRAY_SIZE(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /*
- * One debugfs table: "#" comment lines, then rows of whitespace-separated
- * columns. Two columns are free text and may contain spaces: a process's
- * comm (at @comm_col, or -1 for none), which is followed only by numeric
- * columns and words without spaces; and, with @name_last, a last column
- * that takes the rest of the line.
+ * One debugfs table: "#" comment lines, the last of which names the
+ * columns, then rows of whitespace-separated columns. The columns come
+ * from that header line, so the tables may grow. Two columns are free text
+ * and may contain spaces: "comm", a process's name, followed only by
+ * numbers and words without spaces; and "name" when it is the last column,
+ * which takes the rest of the line.
  */
+#define MAX_COLS 16
+
 struct table {
-	const char *title;
-	const char *const *cols;
+	char names[MAX_COLS][32];
+	const char *cols[MAX_COLS];
 	int ncols;
-	int comm_col;
+	int comm_col;	/* or -1 */
 	bool name_last;
 };
 
-static const char *const ctx_cols[] = { "id", "tgid", "comm", "source", "events", "pending",
-	"max_events", "max_fences", "watchdog_ms", "watchdog_max_ms", "imports", "max_imports" };
-static const char *const ev_cols[] = { "ctx", "tgid", "source", "id", "age", "slot",
-	"pending", "error" };
-static const char *const tl_cols[] = { "id", "tgid", "comm", "context", "value", "pending",
-	"max_fences", "watchdog_ms", "name" };
+static const char *const table_files[] = { "contexts", "events", "timelines" };
 
-static const struct table tables[] = {
-	{ "contexts", ctx_cols, ARRAY_SIZE(ctx_cols), 2, false },
-	{ "events", ev_cols, ARRAY_SIZE(ev_cols), -1, false },
-	{ "timelines", tl_cols, ARRAY_SIZE(tl_cols), 2, true },
-};
+/* A "# col col ..." line of lowercase names: take it as @t's header. */
+static void parse_header(const char *line, struct table *t)
+{
+	char copy[1024], *save, *tok;
+	struct table h = { .comm_col = -1 };
+
+	snprintf(copy, sizeof(copy), "%s", line + 1);
+	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+		if (h.ncols == MAX_COLS || strlen(tok) >= sizeof(h.names[0]) ||
+		    strspn(tok, "abcdefghijklmnopqrstuvwxyz_") != strlen(tok))
+			return;	/* a summary line, not a header */
+		if (!strcmp(tok, "comm"))
+			h.comm_col = h.ncols;
+		strcpy(h.names[h.ncols++], tok);
+	}
+	if (h.ncols < 2)
+		return;
+	h.name_last = !strcmp(h.names[h.ncols - 1], "name");
+	*t = h;
+	for (int i = 0; i < t->ncols; i++)
+		t->cols[i] = t->names[i];
+}
 
 /* Join tokens [from, to) back into one string (they are adjacent in @line). */
 static char *join(char **tok, int from, int to)
@@ -505,76 +529,107 @@ static int split_row(char *line, const struct table *t, char **f)
 
 static void usage_list(FILE *f)
 {
-	fprintf(f, "usage: %s list [--json]\n"
+	fprintf(f, "usage: %s list [--json] [--debugfs DIR]\n"
 		"List live kfdsync contexts, registered events and CPU timelines\n"
-		"(from debugfs: needs root and debugfs at /sys/kernel/debug).\n", prog);
+		"(from debugfs: needs root and debugfs at /sys/kernel/debug; or from\n"
+		"DIR, a copy of " DEBUGFS_DIR ").\n", prog);
 }
 
 static int cmd_list(int argc, char **argv)
 {
-	bool json;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "debugfs", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *dir = DEBUGFS_DIR;
+	bool json = false, copy = false;
 	int c;
 
-	c = parse_json_opts(argc, argv, usage_list, &json);
-	if (c >= 0)
-		return c;
+	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'd':
+			dir = optarg;
+			copy = true;
+			break;
+		case 'h':
+			usage_list(stdout);
+			return 0;
+		default:
+			usage_list(stderr);
+			return EXIT_USAGE;
+		}
+	}
 	if (optind != argc) {
 		usage_list(stderr);
 		return EXIT_USAGE;
 	}
-	if (access(DEBUGFS_DIR, F_OK)) {
+	if (access(dir, F_OK)) {
 		if (errno == EACCES)
-			fail("cannot read %s: debugfs is readable by root only", DEBUGFS_DIR);
-		else if (access("/sys/kernel/debug/.", F_OK) || access("/dev/kfdsync", F_OK))
-			fail("no %s: is debugfs mounted and kfdsync loaded?", DEBUGFS_DIR);
+			fail("cannot read %s: debugfs is readable by root only", dir);
+		else if (!copy &&
+			 (access("/sys/kernel/debug/.", F_OK) || access("/dev/kfdsync", F_OK)))
+			fail("no %s: is debugfs mounted and kfdsync loaded?", dir);
 		else
-			fail("no %s: %s", DEBUGFS_DIR, strerror(errno));
+			fail("no %s: %s", dir, strerror(errno));
 		return 1;
 	}
 	if (json)
 		printf("{");
-	for (size_t ti = 0; ti < sizeof(tables) / sizeof(tables[0]); ti++) {
-		const struct table *t = &tables[ti];
-		char path[128], line[1024];
+	for (int ti = 0; ti < ARRAY_SIZE(table_files); ti++) {
+		const char *title = table_files[ti];
+		struct table t = { .comm_col = -1 };
+		char path[4096], line[1024], raw[1024];
 		unsigned int rows = 0;
 		FILE *f;
 
-		snprintf(path, sizeof(path), DEBUGFS_DIR "/%s", t->title);
+		snprintf(path, sizeof(path), "%s/%s", dir, title);
 		f = fopen(path, "re");
 		if (!f) {
 			fail("cannot read %s: %s", path, strerror(errno));
 			return 1;
 		}
 		if (json)
-			printf("%s\"%s\": [", ti ? ", " : "", t->title);
+			printf("%s\"%s\": [", ti ? ", " : "", title);
 		else
-			printf("%s%s:\n", ti ? "\n" : "", t->title);
+			printf("%s%s:\n", ti ? "\n" : "", title);
 		while (fgets(line, sizeof(line), f)) {
-			char *fields[16];
+			char *fields[MAX_COLS];
 
-			if (line[0] == '#' || line[0] == '\n')
+			if (line[0] == '#') {
+				parse_header(line, &t);
 				continue;
-			if (split_row(line, t, fields)) {
-				fail("%s: unexpected line '%s'", path, strtok(line, "\n"));
+			}
+			if (line[0] == '\n')
+				continue;
+			/* split_row() cuts @line up: keep it whole for the message. */
+			memcpy(raw, line, sizeof(raw));
+			if (!t.ncols || split_row(line, &t, fields)) {
+				fail("%s: unexpected line '%s'%s", path, strtok(raw, "\n"),
+				     t.ncols ? "" : " (no column header)");
 				fclose(f);
 				return 1;
 			}
 			if (json) {
 				printf("%s{", rows ? ", " : "");
-				for (int i = 0; i < t->ncols; i++) {
-					printf("%s\"%s\": ", i ? ", " : "", t->cols[i]);
+				for (int i = 0; i < t.ncols; i++) {
+					printf("%s\"%s\": ", i ? ", " : "", t.cols[i]);
 					json_string(fields[i]);
 				}
 				printf("}");
 			} else {
 				if (!rows)
-					for (int i = 0; i < t->ncols; i++)
-						printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ?
-						       0 : 10, t->cols[i]);
+					for (int i = 0; i < t.ncols; i++)
+						printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ?
+						       0 : 10, t.cols[i]);
 				if (!rows)
 					putchar('\n');
-				for (int i = 0; i < t->ncols; i++)
-					printf("%s%-*s", i ? " " : "  ", i == t->ncols - 1 ? 0 : 10,
+				for (int i = 0; i < t.ncols; i++)
+					printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ? 0 : 10,
 					       fields[i]);
 				putchar('\n');
 			}
@@ -591,16 +646,6 @@ static int cmd_list(int argc, char **argv)
 	return 0;
 }
 
-static void usage_timeline(FILE *f)
-{
-	fprintf(f, "usage: %s timeline [--count N] [--interval MS] [--name NAME] -- CMD [ARGS...]\n"
-		"Create a CPU timeline and run CMD with fences for values 1..N as fds\n"
-		"3..N+2 (also listed in $KFDSYNC_FENCE_FDS). Advance the timeline by\n"
-		"one every MS milliseconds (default 1000; 0: never) while CMD runs;\n"
-		"when CMD exits, the timeline is closed and fences still pending\n"
-		"signal with an error (-ENOENT). Exit status: CMD's.\n", prog);
-}
-
 static int parse_uint(const char *opt, const char *arg, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -612,6 +657,157 @@ static int parse_uint(const char *opt, const char *arg, unsigned long max, unsig
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static void usage_merge(FILE *f)
+{
+	fprintf(f, "usage: %s merge [--name NAME] [--json] FENCE FENCE... [-- CMD [ARGS...]]\n"
+		"       %s merge [--name NAME] [--fd N] FENCE FENCE... -- CMD [ARGS...]\n"
+		"Merge sync_files (FD or /proc/PID/fd/N) into one that signals when\n"
+		"all have. Without CMD, show the merged sync_file as 'inspect' does.\n"
+		"With CMD, run it with the merged sync_file as fd N (default 3, also\n"
+		"in $KFDSYNC_FENCE_FDS). Exit status: CMD's; else 0, or 1 on failure.\n",
+		prog, prog);
+}
+
+/* A new fd number @target >= 0 for the merged sync_file, for CMD. */
+static int run_with_fence(int fence, int target, char **argv)
+{
+	posix_spawn_file_actions_t fa;
+	char fds_env[16];
+	int ret, status;
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	/* dup2 onto @target in the child clears close-on-exec there. */
+	posix_spawn_file_actions_adddup2(&fa, fence, target);
+	snprintf(fds_env, sizeof(fds_env), "%d", target);
+	setenv("KFDSYNC_FENCE_FDS", fds_env, 1);
+	ret = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret) {
+		fail("%s: %s", argv[0], strerror(ret));
+		return 127;
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fail("waitpid: %s", strerror(errno));
+			return 1;
+		}
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int cmd_merge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "name", required_argument, NULL, 'n' },
+		{ "fd", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long target = 3;
+	const char *name = NULL;
+	bool json = false, fd_given = false;
+	int c, first, nfences, merged = -1, ret;
+	char **cmd = NULL;
+
+	while ((c = getopt_long(argc, argv, "+n:f:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			name = optarg;
+			if (strlen(name) > 31) {
+				fail("--name: at most 31 bytes");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'f':
+			if (parse_uint("--fd", optarg, 1023, &target))
+				return EXIT_USAGE;
+			fd_given = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage_merge(stdout);
+			return 0;
+		default:
+			usage_merge(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	first = optind;
+	for (nfences = 0; first + nfences < argc; nfences++) {
+		if (!strcmp(argv[first + nfences], "--")) {
+			cmd = argv + first + nfences + 1;
+			argv[first + nfences] = NULL;
+			break;
+		}
+	}
+	if (nfences < 2 || (cmd && !*cmd)) {
+		if (nfences < 2)
+			fail("merge needs at least two sync_files");
+		else
+			fail("no command after '--'");
+		usage_merge(stderr);
+		return EXIT_USAGE;
+	}
+	if (cmd ? json : fd_given) {
+		fail("%s makes sense only %s a command", cmd ? "--json" : "--fd",
+		     cmd ? "without" : "with");
+		return EXIT_USAGE;
+	}
+
+	for (int i = 0; i < nfences; i++) {
+		const char *arg = argv[first + i];
+		int fd = open_fence_arg(arg), m;
+
+		if (fd < 0)
+			goto fail;
+		ret = kfdsync_sync_file_check(fd);
+		if (ret != 1) {
+			fail("%s: %s", arg, ret == 0 ? "not a sync_file" : strerror(-ret));
+			close(fd);
+			goto fail;
+		}
+		if (merged < 0) {
+			merged = fd;
+			continue;
+		}
+		m = kfdsync_sync_file_merge(name, merged, fd);
+		close(fd);
+		if (m < 0) {
+			fail("cannot merge %s: %s", arg, strerror(-m));
+			goto fail;
+		}
+		close(merged);
+		merged = m;
+	}
+	if (cmd) {
+		ret = run_with_fence(merged, (int)target, cmd);
+	} else {
+		ret = show_sync_file(merged, "merged", json, true);
+		if (json)
+			putchar('\n');
+	}
+	close(merged);
+	return ret;
+fail:
+	if (merged >= 0)
+		close(merged);
+	return 1;
+}
+
+static void usage_timeline(FILE *f)
+{
+	fprintf(f, "usage: %s timeline [--count N] [--interval MS] [--name NAME] -- CMD [ARGS...]\n"
+		"Create a CPU timeline and run CMD with fences for values 1..N as fds\n"
+		"3..N+2 (also listed in $KFDSYNC_FENCE_FDS). Advance the timeline by\n"
+		"one every MS milliseconds (default 1000; 0: never) while CMD runs;\n"
+		"when CMD exits, the timeline is closed and fences still pending\n"
+		"signal with an error (-ENOENT). Exit status: CMD's.\n", prog);
 }
 
 static int cmd_timeline(int argc, char **argv)
@@ -721,6 +917,7 @@ static const struct command {
 	{ "info", cmd_info, "report the kfdsync module: ABI, kernel, hooks, limits" },
 	{ "inspect", cmd_inspect, "show a sync_file's status, error and fences" },
 	{ "wait", cmd_wait, "wait for sync_files to signal, with a timeout" },
+	{ "merge", cmd_merge, "merge sync_files; show the result or pass it to a command" },
 	{ "list", cmd_list, "list live contexts, events and timelines (debugfs)" },
 	{ "timeline", cmd_timeline, "run a command with fences of a CPU timeline" },
 };

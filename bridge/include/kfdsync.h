@@ -20,7 +20,10 @@
  *   forever, 0 only polls.
  * - **Threads.** Functions that take no context are thread-safe. A context
  *   may be used from several threads at once; kfdsync_ctx_free() must not
- *   race with any other use of the same context.
+ *   race with any other use of the same context. The library starts
+ *   threads of its own only in relay mode (see @ref event and
+ *   @ref import); they block all signals and are joined before
+ *   kfdsync_event_unregister() or kfdsync_ctx_free() returns.
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
  *
  * Link with `pkg-config --cflags --libs kfdsync`. The kernel interface
@@ -67,7 +70,11 @@ struct kfdsync_ctx;
  */
 int kfdsync_ctx_new(struct kfdsync_ctx **ctx);
 
-/** Close a context and free it. NULL is accepted and ignored. */
+/**
+ * Close a context and free it: its relay threads are stopped and joined,
+ * its registrations dropped (pending fences end with -ECANCELED). NULL is
+ * accepted and ignored.
+ */
 void kfdsync_ctx_free(struct kfdsync_ctx *ctx);
 
 /**
@@ -101,6 +108,18 @@ int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 				struct kfdsync_module_info *info);
 
 /**
+ * Turn the export relay on (the default) or off for events registered from
+ * now on; relays already running are not affected. See "The relay" in
+ * @ref event. Turn it off when the application relays signals itself
+ * (KFDSYNC_IOCTL_RELAY_SIGNAL) or must keep waiting on its events with
+ * hsaKmtWaitOnEvent(): in relay mode kfdsync then sees no signal of those
+ * events, and their fences end by their watchdog.
+ *
+ * @return 0, or `-EINVAL` if @p ctx is NULL.
+ */
+int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled);
+
+/**
  * Name of one KFDSYNC_HOOK_* bit ("gpu_interrupt", "cpu_set", ...), or NULL
  * for a bit this library does not know. The string is static.
  */
@@ -122,6 +141,36 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * or with -ETIMEDOUT (watchdog), -ECANCELED (event unregistered, context
  * closed, owner exited), -EIO (GPU reset, hardware exception, amdgpu
  * unloaded) or -EFAULT (GPU memory fault).
+ *
+ * **The relay.** kfdsync learns of signals from hooks on amdkfd
+ * (KFDSYNC_SOURCE_HOOKS). Where they are not attached (kfdsync.ko loaded
+ * with hooks=N, a kernel without kprobes; kfdsync_event_query() reports
+ * KFDSYNC_SOURCE_RELAY), kfdsync_event_register() starts a relay for the
+ * event: a thread of the library that waits on the event with libhsakmt
+ * (forever, on the event and a private stop event, so no signal is lost to
+ * a timed wait) and reports each wake-up to the module. The thread blocks
+ * all signals and sleeps in the kernel; kfdsync_event_unregister() and
+ * kfdsync_ctx_free() stop and join it. What the relay requires:
+ *
+ * - The relay *consumes* the event's signals: an auto-reset event wakes one
+ *   waiter per signal. Relay only events no other thread waits on, and
+ *   register each event with one context only (two relays would split its
+ *   signals). A manual-reset event stays set after its signal and would be
+ *   reported again and again: register only auto-reset events in relay
+ *   mode.
+ * - A signal pending on the event (set, nobody waited) when it is
+ *   registered is discarded, not counted: submit the work that signals only
+ *   after registering (the pattern above).
+ * - libhsakmt must be initialised (hsaKmtOpenKFD()) when an event is
+ *   registered; each relay holds its own hsaKmtOpenKFD() reference until it
+ *   stops, and uses one more signal event (its stop event) of amdkfd's
+ *   limit of 4096 per process.
+ * - Unregister an event before destroying it (hsaKmtDestroyEvent()): a
+ *   destroyed event's relay ends, and its fences end by their watchdog.
+ * - One thread per relayed event, so at most the module's max_events per
+ *   context. After fork(2) the child has no relays (nor the context).
+ *
+ * kfdsync_ctx_set_relay() turns the relay off.
  * @{
  */
 
@@ -134,10 +183,17 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  * @param slot_addr  the event's slot in the caller's KFD events page
  *   (HsaEvent.EventData.HWData2)
  * @param[out] age   the event's age now (0), may be NULL
+ *
+ * In relay mode this also starts the event's relay (see "The relay"); if
+ * that fails, the event is unregistered again.
+ *
  * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
  *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
- *   context's limit of events is reached, `-EPERM` the context belongs to
- *   another process, or another negative errno.
+ *   context's limit of events is reached (or, relay mode, no amdkfd event
+ *   left for the relay's stop event), `-EPERM` the context belongs to
+ *   another process, `-ESRCH` relay mode and libhsakmt cannot open
+ *   /dev/kfd, `-EAGAIN` relay mode and no thread could be started, or
+ *   another negative errno.
  */
 int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
 			   uint64_t slot_addr, uint64_t *age);
@@ -147,7 +203,8 @@ int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
 			       const struct _HsaEvent *event, uint64_t *age);
 
 /**
- * Unregister an event; its pending fences end with -ECANCELED.
+ * Unregister an event; its pending fences end with -ECANCELED. Its relay,
+ * if it has one, is stopped and joined before this returns.
  * @return 0, `-ENOENT` not registered, or another negative errno.
  */
 int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id);
@@ -515,7 +572,9 @@ enum kfdsync_hsa_condition {
  * A sync_file that signals when @p sig's value satisfies @p condition
  * against @p compare_value. Registers the signal's event with the context
  * first if it is not registered (it stays registered until
- * kfdsync_event_unregister() or kfdsync_ctx_free()).
+ * kfdsync_event_unregister() or kfdsync_ctx_free()), never with a relay:
+ * ROCr's threads wait on that event themselves (see "The relay" in
+ * @ref event).
  *
  * @param watchdog_ns  as for kfdsync_event_export_sync_file()
  * @return the sync_file fd (the caller closes it), or
@@ -562,6 +621,50 @@ int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 					const struct kfdsync_hsa_signal *sig,
 					uint32_t flags, int64_t value,
 					int64_t error_value);
+
+/** @} */
+
+/**
+ * @defgroup amdgpu amdgpu command submissions (libdrm_amdgpu)
+ * Fences of the amdgpu graphics/compute command submission path (not KFD):
+ * a CS fence as a sync_file, and a sync_file as a syncobj that a CS waits
+ * on (an AMDGPU_CHUNK_ID_SYNCOBJ_IN dependency of amdgpu_cs_submit_raw2()).
+ * @p dev is libdrm_amdgpu's amdgpu_device_handle; include <amdgpu.h> for
+ * it. These functions are built and their argument checks tested, but not
+ * tested on amdgpu hardware (the project's test machines have none).
+ * A libkfdsync built without libdrm_amdgpu returns `-EOPNOTSUPP` from them.
+ * @{
+ */
+
+struct amdgpu_device;	/* libdrm_amdgpu's amdgpu_device_handle points to one */
+struct amdgpu_cs_fence;
+
+/**
+ * A sync_file for an amdgpu CS fence (amdgpu_cs_fence_to_handle(),
+ * AMDGPU_FENCE_TO_HANDLE_GET_SYNC_FILE_FD).
+ *
+ * @param fence  the submission's fence, as amdgpu_cs_submit() filled in
+ *   its context, ip_type, ring and fence (sequence number)
+ * @return the sync_file fd (the caller closes it), `-EINVAL` @p dev or
+ *   @p fence (or its context) is NULL, `-EOPNOTSUPP` no libdrm_amdgpu, or
+ *   another negative errno from amdgpu (e.g. `-ENOENT` no such context).
+ */
+int kfdsync_amdgpu_fence_export_sync_file(struct amdgpu_device *dev,
+					  const struct amdgpu_cs_fence *fence);
+
+/**
+ * A new binary syncobj of @p dev holding @p sync_file_fd's fence, for a
+ * command submission to wait on. The caller destroys it with
+ * amdgpu_cs_destroy_syncobj().
+ *
+ * @param sync_file_fd  borrowed; checked before @p dev is used
+ * @param[out] syncobj  the new syncobj handle
+ * @return 0, `-EINVAL` NULL @p dev or @p syncobj, or @p sync_file_fd is not
+ *   a sync_file, `-EBADF` it is not open, `-EOPNOTSUPP` no libdrm_amdgpu,
+ *   or another negative errno from amdgpu.
+ */
+int kfdsync_amdgpu_syncobj_from_sync_file(struct amdgpu_device *dev,
+					  int sync_file_fd, uint32_t *syncobj);
 
 /** @} */
 

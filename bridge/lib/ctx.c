@@ -25,6 +25,11 @@ KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
 		return -ENOMEM;
 	}
 	ctx->fd = fd;
+	if (kfdsync_relays_new(&ctx->relays)) {
+		free(ctx);
+		close(fd);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&ctx->lock, NULL);
 	*out = ctx;
 	return 0;
@@ -36,6 +41,8 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 		return;
 	/* Before the close, which cancels the imports the relay waits for. */
 	kfdsync_import_relay_stop(ctx);
+	/* Relays stop before the fd they report on is closed. */
+	kfdsync_relays_free(ctx->relays);
 	close(ctx->fd);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
@@ -44,6 +51,13 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 KFDSYNC_EXPORT int kfdsync_ctx_fd(const struct kfdsync_ctx *ctx)
 {
 	return ctx ? ctx->fd : -EINVAL;
+}
+
+KFDSYNC_EXPORT int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled)
+{
+	if (!ctx)
+		return -EINVAL;
+	return kfdsync_relays_enable(ctx->relays, enabled);
 }
 
 KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,

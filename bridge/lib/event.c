@@ -6,8 +6,26 @@
 #include "kfdsync.h"
 #include "internal.h"
 
+/* In relay mode, the library reports the event's signals (relay.c). */
+static int relay_if_needed(struct kfdsync_ctx *ctx, uint32_t event_id, uint64_t slot_addr)
+{
+	struct kfdsync_event_state st;
+	int ret = kfdsync_event_query(ctx, event_id, &st);
+
+	if (ret < 0 || st.source != KFDSYNC_SOURCE_RELAY)
+		return ret;
+	return kfdsync_relay_start(ctx->relays, kfdsync_ctx_fd(ctx), event_id,
+				   slot_addr);
+}
+
 KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
 					  uint64_t slot_addr, uint64_t *age)
+{
+	return kfdsync_event_register_relay(ctx, event_id, slot_addr, age, true);
+}
+
+int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+				 uint64_t slot_addr, uint64_t *age, bool relay)
 {
 	struct kfdsync_event_register arg;
 	int fd = kfdsync_ctx_fd(ctx), ret;
@@ -20,6 +38,11 @@ KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t even
 	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_REGISTER, &arg);
 	if (ret < 0)
 		return ret;
+	ret = relay ? relay_if_needed(ctx, event_id, slot_addr) : 0;
+	if (ret < 0) {
+		kfdsync_event_unregister(ctx, event_id);
+		return ret;
+	}
 	if (age)
 		*age = arg.age;
 	return 0;
@@ -36,13 +59,17 @@ KFDSYNC_EXPORT int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
 KFDSYNC_EXPORT int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id)
 {
 	struct kfdsync_event_unregister arg;
-	int fd = kfdsync_ctx_fd(ctx);
+	int fd = kfdsync_ctx_fd(ctx), ret;
 
 	if (fd < 0)
 		return fd;
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
-	return kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
+	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
+	/* Its relay, if any, has nothing left to report. */
+	if (ret == 0 || ret == -ENOENT)
+		kfdsync_relay_stop(ctx->relays, event_id);
+	return ret;
 }
 
 KFDSYNC_EXPORT int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_id,

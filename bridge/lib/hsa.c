@@ -45,7 +45,11 @@ static int hsa_signal_register(struct kfdsync_ctx *ctx, const struct kfdsync_hsa
 
 	if (!sig || sig->reserved)
 		return -EINVAL;
-	ret = kfdsync_event_register(ctx, sig->event_id, sig->mailbox, NULL);
+	/*
+	 * Never with a relay: ROCr's own threads wait on the signal's event,
+	 * and a relay would take their wake-ups (see kfdsync.h, "The relay").
+	 */
+	ret = kfdsync_event_register_relay(ctx, sig->event_id, sig->mailbox, NULL, false);
 	return ret == -EEXIST ? 0 : ret;
 }
 

@@ -4,6 +4,7 @@
 #define KFDSYNC_LIB_INTERNAL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #define KFDSYNC_EXPORT __attribute__((visibility("default")))
 
 struct kfdsync_import_relay;
+struct kfdsync_relays;
 
 /* A context: one open of /dev/kfdsync. */
 struct kfdsync_ctx {
@@ -21,6 +23,8 @@ struct kfdsync_ctx {
 	pthread_mutex_t lock;
 	/* import.c's relay thread, or NULL. */
 	struct kfdsync_import_relay *import_relay;
+	/* relay.c's export relay threads (relay mode); own lock. */
+	struct kfdsync_relays *relays;
 };
 
 void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx);
@@ -55,5 +59,22 @@ static inline int64_t kfdsync_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+/*
+ * relay.c: the export relay of a context (relay mode), one thread per
+ * relayed event. kfdsync_relays_free() stops and joins them all.
+ */
+int kfdsync_relays_new(struct kfdsync_relays **out);
+void kfdsync_relays_free(struct kfdsync_relays *rs);
+int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled);
+int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id,
+			uint64_t slot_addr);
+void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id);
+/*
+ * event.c: kfdsync_event_register(), with the relay left out when @relay is
+ * false (for events other threads wait on, such as ROCr's signal events).
+ */
+int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+				 uint64_t slot_addr, uint64_t *age, bool relay);
 
 #endif

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 CLI = sys.argv[1]
 NO_MODULE = not os.path.exists("/dev/kfdsync")
@@ -16,7 +17,7 @@ NO_MODULE = not os.path.exists("/dev/kfdsync")
 # (name, argv, expected status, regex on stdout+stderr, needs no module)
 CASES = [
     ("cli_no_args_usage", [], 2, r"usage: kfdsync COMMAND", False),
-    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait", False),
+    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait.*merge", False),
     ("cli_version", ["--version"], 0, r"^kfdsync \d+\.\d+ \(ABI 1\)", False),
     ("cli_unknown_command", ["frobnicate"], 2, r"unknown command 'frobnicate'", False),
     ("info_help", ["info", "--help"], 0, r"usage: kfdsync info", False),
@@ -49,11 +50,94 @@ CASES = [
      r"--count: expected a number up to 64", False),
     ("timeline_without_module", ["timeline", "--", "true"], 1,
      r"kfdsync module not loaded \(no /dev/kfdsync_timeline\)", True),
+    ("merge_help", ["merge", "--help"], 0,
+     r"usage: kfdsync merge .*FENCE FENCE.*-- CMD", False),
+    ("merge_one_fence", ["merge", "0"], 2, r"merge needs at least two sync_files", False),
+    ("merge_not_sync_file", ["merge", "0", "0"], 1, r"kfdsync: 0: not a sync_file", False),
+    ("merge_closed_fd", ["merge", "77", "0"], 1,
+     r"77: not an open file descriptor of this process", False),
+    ("merge_no_command", ["merge", "0", "0", "--"], 2, r"no command after '--'", False),
+    ("merge_json_with_command", ["merge", "--json", "0", "0", "--", "true"], 2,
+     r"--json makes sense only without a command", False),
+    ("merge_fd_without_command", ["merge", "--fd", "5", "0", "0"], 2,
+     r"--fd makes sense only with a command", False),
+    ("merge_fd_too_big", ["merge", "--fd", "2000", "0", "0", "--", "true"], 2,
+     r"--fd: expected a number up to 1023, got '2000'", False),
+    ("merge_name_too_long", ["merge", "--name", "n" * 32, "0", "0"], 2,
+     r"--name: at most 31 bytes", False),
     ("wait_not_sync_file", ["wait", "--timeout", "10", "0"], 1, r"0: not a sync_file", False),
 ]
 
+
+# 'list --debugfs DIR' on tables written in the module's own format: the
+# header lines are taken from the kmod sources, so a column the module adds
+# is a column this test expects.
+SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kmod")
+TABLES = {"contexts": "kfdsync_drv.c", "events": "kfdsync_event.c",
+          "timelines": "kfdsync_timeline.c"}
+
+
+def header_of(source, first):
+    text = open(os.path.join(SRC, source), encoding="utf-8").read()
+    m = re.search(r'seq_puts\(m, "(# ' + first + r' [a-z_ ]+)\\n"\);', text)
+    return m.group(1) if m else None
+
+
+def fake_value(table, col, last):
+    # comm and a last name column may hold spaces (a comm ending in a
+    # number next to numeric columns is ambiguous: not tested).
+    comm = "br export 1" if table == "contexts" else "tl maker"
+    return {"comm": comm, "source": "relay"}.get(
+        col, "my tl name" if col == "name" and last else "7")
+
+
+def list_copy_tests():
+    results = []
+    with tempfile.TemporaryDirectory() as d:
+        want = {}
+        for table, source in TABLES.items():
+            header = header_of(source, "ctx" if table == "events" else "id")
+            if not header:
+                return [("list_copy_headers_found", False, f"no header in {source}")]
+            cols = header[1:].split()
+            row = {c: fake_value(table, c, i == len(cols) - 1) for i, c in enumerate(cols)}
+            rows = [] if table == "events" else [row]
+            with open(os.path.join(d, table), "w", encoding="utf-8") as f:
+                f.write(f"# 1 of 1024 {table}\n{header}\n")
+                for r in rows:
+                    f.write("  ".join(r.values()) + "\n")
+            want[table] = rows
+        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+                           capture_output=True, text=True)
+        try:
+            got = json.loads(p.stdout)
+        except ValueError:
+            got = None
+        results.append(("list_json_from_copy_matches_module_columns",
+                        p.returncode == 0 and got == want, p.stdout + p.stderr))
+        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
+        results.append(("list_table_from_copy",
+                        p.returncode == 0 and "br export 1" in p.stdout and
+                        "my tl name" in p.stdout and
+                        re.search(r"events:\n  \(none\)", p.stdout) is not None,
+                        p.stdout + p.stderr))
+        with open(os.path.join(d, "events"), "a", encoding="utf-8") as f:
+            f.write("1 2 3\n")
+        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
+        results.append(("list_copy_short_row_rejected",
+                        p.returncode == 1 and "events: unexpected line '1 2 3'" in p.stderr,
+                        p.stdout + p.stderr))
+    p = subprocess.run([CLI, "list", "--debugfs", "/nonexistent"], capture_output=True,
+                       text=True)
+    results.append(("list_copy_missing_dir", p.returncode == 1 and
+                    "no /nonexistent: No such file or directory" in p.stderr, p.stderr))
+    return results
+
+
+EXTRA = list_copy_tests()
+
 print("TAP version 13")
-print(f"1..{len(CASES)}")
+print(f"1..{len(CASES) + len(EXTRA)}")
 failed = 0
 for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
     if needs_no_module and not NO_MODULE:
@@ -67,6 +151,12 @@ for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
     if not good:
         failed += 1
         print(f"# status {p.returncode} (want {status}); output:")
+        for line in out.splitlines():
+            print("#   " + line)
+for i, (name, good, out) in enumerate(EXTRA, len(CASES) + 1):
+    print(f"{'ok' if good else 'not ok'} {i} {name}")
+    if not good:
+        failed += 1
         for line in out.splitlines():
             print("#   " + line)
 sys.exit(1 if failed else 0)

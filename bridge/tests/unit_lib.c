@@ -15,8 +15,21 @@ struct errcase {
 	int want;
 };
 
+/* Built without libdrm_amdgpu, the amdgpu functions say so instead. */
+#ifdef KFDSYNC_HAVE_AMDGPU
+#define AMDGPU_ERR(e) (e)
+#else
+#define AMDGPU_ERR(e) (-EOPNOTSUPP)
+#endif
+
 int main(void)
 {
+	/*
+	 * Never dereferenced: the argument checks fail first. The test
+	 * machines have no amdgpu device to get a real handle from.
+	 */
+	struct amdgpu_device *fake_dev = (struct amdgpu_device *)&fake_dev;
+	uint32_t h = 0;
 	struct kfdsync_sync_file_status st;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx = NULL;
@@ -34,6 +47,17 @@ int main(void)
 	const struct errcase cases[] = {
 		{ "ctx_new_null", kfdsync_ctx_new(NULL), -EINVAL },
 		{ "ctx_fd_null", kfdsync_ctx_fd(NULL), -EINVAL },
+		{ "ctx_set_relay_null", kfdsync_ctx_set_relay(NULL, false), -EINVAL },
+		{ "amdgpu_fence_null_dev", kfdsync_amdgpu_fence_export_sync_file(NULL, NULL),
+		  AMDGPU_ERR(-EINVAL) },
+		{ "amdgpu_syncobj_null_dev", kfdsync_amdgpu_syncobj_from_sync_file(NULL, p[0], &h),
+		  AMDGPU_ERR(-EINVAL) },
+		{ "amdgpu_syncobj_null_out", kfdsync_amdgpu_syncobj_from_sync_file(fake_dev, p[0], NULL),
+		  AMDGPU_ERR(-EINVAL) },
+		{ "amdgpu_syncobj_not_sync_file",
+		  kfdsync_amdgpu_syncobj_from_sync_file(fake_dev, p[0], &h), AMDGPU_ERR(-EINVAL) },
+		{ "amdgpu_syncobj_closed_fd",
+		  kfdsync_amdgpu_syncobj_from_sync_file(fake_dev, closed, &h), AMDGPU_ERR(-EBADF) },
 		{ "module_info_null_ctx", kfdsync_ctx_get_module_info(NULL, &mi), -EINVAL },
 		{ "sync_file_check_pipe", kfdsync_sync_file_check(p[0]), 0 },
 		{ "sync_file_check_closed", kfdsync_sync_file_check(closed), -EBADF },

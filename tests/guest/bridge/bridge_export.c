@@ -5,11 +5,19 @@
  * signalled by the GPU simulator's RELEASE_MEM (amdkfd's real interrupt
  * path) or by hsaKmtSetEvent. Checks the fence never signals before the
  * simulator recorded the packet as complete.
+ *
+ * bridge_export_relay runs this program with kfdsync loaded in forced relay
+ * mode (hooks=0, see tests/guest/kfdsync/relay-mode): the same assertions
+ * then hold through libkfdsync's relay threads, which this program counts
+ * in /proc/self/task (one per relayed event, joined on unregister and on
+ * kfdsync_ctx_free(), none with the relay turned off or in hooks mode).
  */
+#include <dirent.h>
 #include <hsakmt.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kfdsim.h"
@@ -40,6 +48,35 @@ static int32_t status_of(int fd, char *timeline, size_t size)
 }
 
 static char build_root[512];
+static bool relay_mode;
+
+static int threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n - 2;	/* . and .. */
+}
+
+/*
+ * threads(), once it is @want: pthread_join() returns when the thread has
+ * released its stack, a moment before the kernel drops it from
+ * /proc/self/task. Gives up after about 10 s and returns the count then.
+ */
+static int threads_settled(int want)
+{
+	int n = threads();
+
+	for (int i = 0; n != want && i < 10000; i++) {
+		usleep(1000);
+		n = threads();
+	}
+	return n;
+}
 
 /* 'kfdsync list --json' shows this context (comm intact) and its event. */
 static void list_shows(struct kfdsync_ctx *ctx, uint32_t id)
@@ -55,10 +92,12 @@ static void list_shows(struct kfdsync_ctx *ctx, uint32_t id)
 		len = fread(out, 1, sizeof(out) - 1, p);
 		out[len] = '\0';
 	}
+	const char *src = relay_mode ? "relay" : "hooks";
+
 	snprintf(want_ctx, sizeof(want_ctx), "\"tgid\": \"%d\", \"comm\": \"br export 1\", "
-		 "\"source\": \"hooks\", \"events\": \"1\", \"pending\": \"1\"", getpid());
-	snprintf(want_ev, sizeof(want_ev), "\"tgid\": \"%d\", \"source\": \"hooks\", "
-		 "\"id\": \"%u\", \"age\": \"0\"", getpid(), id);
+		 "\"source\": \"%s\", \"events\": \"1\", \"pending\": \"1\"", getpid(), src);
+	snprintf(want_ev, sizeof(want_ev), "\"tgid\": \"%d\", \"source\": \"%s\", "
+		 "\"id\": \"%u\", \"age\": \"0\"", getpid(), src, id);
 	tap_ok(p && pclose(p) == 0 && strstr(out, want_ctx), "cli_list_json_context");
 	tap_ok(strstr(out, want_ev) != NULL, "cli_list_json_event");
 	if (!strstr(out, want_ev))
@@ -70,14 +109,16 @@ int main(void)
 	uint32_t dw[64], queue, pasid;
 	struct pm4_buf b = PM4_BUF_INIT(dw);
 	struct kfdsync_event_state es;
+	struct kfdsync_module_info mi;
+	struct kfdsync_ctx *ctx2;
 	struct kfdsim_queue_status qs;
 	struct kfdsync_ctx *ctx;
 	char name[80], want[80];
-	HsaEvent *ev, *ev2;
+	HsaEvent *ev, *ev2, *ev3;
 	uint64_t age = 99, end;
-	int sim, fd, efd, ret;
+	int sim, fd, efd, ret, base;
 
-	tap_plan(20);
+	tap_plan(27);
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
@@ -95,15 +136,41 @@ int main(void)
 	ev2 = new_event();
 	if (!ev || !ev2)
 		tap_bail("hsaKmtCreateEvent");
+	if (kfdsync_ctx_get_module_info(ctx, &mi))
+		tap_bail("kfdsync_ctx_get_module_info");
+	relay_mode = mi.flags & KFDSYNC_INFO_RELAY_FORCED;
+	tap_diag("kfdsync in %s mode", relay_mode ? "relay" : "hooks");
 
-	tap_ok(kfdsync_event_register_hsa(ctx, ev, &age) == 0 && age == 0,
-	       "event_register_hsa_age_0");
+	/*
+	 * A signal left pending from before the registration is not counted
+	 * (event_age_1 below): the relay discards it, the hooks never saw it.
+	 */
+	hsaKmtSetEvent(ev);
+	base = threads();
+	ret = kfdsync_event_register_hsa(ctx, ev, &age);
+	tap_ok(ret == 0 && age == 0, "event_register_hsa_age_0 (%d)", ret);
+	ret = threads_settled(base + (relay_mode ? 1 : 0)) - base;
+	tap_ok(ret == (relay_mode ? 1 : 0), "relay_threads_after_register (+%d)", ret);
+	{
+		/* A child of fork() has no relay threads: freeing its copy must not wait. */
+		int status = -1;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			kfdsync_ctx_free(ctx);
+			_exit(0);
+		}
+		tap_ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		       WEXITSTATUS(status) == 0 && threads_settled(base + ret) == base + ret,
+		       "ctx_free_in_forked_child_returns");
+	}
 	tap_ok(kfdsync_event_register_hsa(ctx, ev, NULL) == -EEXIST, "event_register_twice_eexist");
 	tap_ok(kfdsync_event_register(ctx, ev2->EventId, ev->EventData.HWData2, NULL) == -EINVAL,
 	       "event_register_wrong_slot_einval");
 	ret = kfdsync_event_query(ctx, ev->EventId, &es);
 	tap_ok(ret == 0 && es.age == 0 && es.pending == 0 && es.error == 0 &&
-	       es.source == KFDSYNC_SOURCE_HOOKS, "event_query_fresh (source %u)", es.source);
+	       es.source == (relay_mode ? KFDSYNC_SOURCE_RELAY : KFDSYNC_SOURCE_HOOKS),
+	       "event_query_fresh (source %u)", es.source);
 
 	/* Export at the current age, then let the simulated GPU signal. */
 	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
@@ -159,8 +226,58 @@ int main(void)
 	tap_ok(kfdsync_event_unregister(ctx, ev->EventId) == 0 && fd >= 0 &&
 	       status_of(fd, NULL, 0) == -ECANCELED, "unregister_cancels_pending");
 	close(fd);
+	tap_ok(threads_settled(base) == base, "relay_thread_joined_on_unregister");
 	tap_ok(kfdsync_event_unregister(ctx, ev->EventId) == -ENOENT, "unregister_unknown_enoent");
 	tap_ok(kfdsync_event_query(ctx, ev->EventId, &es) == -ENOENT, "query_unknown_enoent");
+
+	/*
+	 * With the relay off, nothing reports ev2's signals in relay mode: its
+	 * fence ends by the watchdog. The hooks see the CPU set either way.
+	 */
+	kfdsync_ctx_set_relay(ctx, false);
+	ret = kfdsync_event_register_hsa(ctx, ev2, NULL);
+	tap_ok(ret == 0 && threads_settled(base) == base, "relay_off_no_thread");
+	fd = kfdsync_event_export_sync_file(ctx, ev2->EventId, 0, 100 * MS);
+	hsaKmtSetEvent(ev2);
+	ret = fd >= 0 && kfdsync_sync_file_wait(fd, 10000 * MS) == 0 ? status_of(fd, NULL, 0) : fd;
+	tap_ok(ret == (relay_mode ? -ETIMEDOUT : 1), "relay_off_%s (status %d)",
+	       relay_mode ? "signal_not_seen" : "hooks_unaffected", ret);
+	close(fd);
+	kfdsync_event_unregister(ctx, ev2->EventId);
+	kfdsync_ctx_set_relay(ctx, true);
+
+	/*
+	 * Two events relayed at once: a signal of one ends only its fences
+	 * (one relay thread per event). Freeing the context joins both
+	 * relays and cancels the other event's fence.
+	 */
+	ev3 = new_event();
+	ret = kfdsync_ctx_new(&ctx2);
+	if (ret == 0 && ev3 && kfdsync_event_register_hsa(ctx2, ev2, NULL) == 0 &&
+	    kfdsync_event_register_hsa(ctx2, ev3, NULL) == 0) {
+		int f2 = kfdsync_event_export_sync_file(ctx2, ev2->EventId, 0, 0);
+		int f3 = kfdsync_event_export_sync_file(ctx2, ev3->EventId, 0, 0);
+		int32_t s2, s3;
+
+		ret = threads_settled(base + (relay_mode ? 2 : 0)) - base;
+		hsaKmtSetEvent(ev3);
+		s3 = kfdsync_sync_file_wait(f3, 10000 * MS) == 0 ? status_of(f3, NULL, 0) : 98;
+		s2 = status_of(f2, NULL, 0);
+		tap_ok(ret == (relay_mode ? 2 : 0) && s3 == 1 && s2 == 0,
+		       "relay_per_event_signals_only_its_fences (+%d threads, %d %d)", ret, s3, s2);
+		kfdsync_ctx_free(ctx2);
+		s2 = status_of(f2, NULL, 0);
+		tap_ok(threads_settled(base) == base && s2 == -ECANCELED,
+		       "ctx_free_joins_relays (%d)", s2);
+		close(f2);
+		close(f3);
+	} else {
+		tap_ok(false, "relay_per_event_signals_only_its_fences (%d)", ret);
+		tap_ok(false, "ctx_free_joins_relays (%d)", ret);
+		kfdsync_ctx_free(ret == 0 ? ctx2 : NULL);
+	}
+	if (ev3)
+		hsaKmtDestroyEvent(ev3);
 
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);

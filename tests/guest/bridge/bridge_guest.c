@@ -18,88 +18,16 @@
 
 #include "kfdsync.h"
 #include "tap.h"
+#include "vgem.h"
 
 extern char **environ;
 
-/* vgem's uAPI (drm/vgem_drm.h, not shipped in Debian's userspace headers). */
-struct vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define VGEM_FENCE_WRITE 0x1
-#define IOCTL_VGEM_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
-#define IOCTL_VGEM_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
-
 #define MS 1000000LL
-
-struct fenced_buffer {
-	uint32_t handle;
-	int dmabuf;
-	uint32_t fence;
-};
-
-static int open_driver(const char *want, bool render)
-{
-	char path[64];
-
-	for (int i = 0; i < 16; i++) {
-		drmVersionPtr v;
-		int fd;
-
-		snprintf(path, sizeof(path), render ? "/dev/dri/renderD%d" : "/dev/dri/card%d",
-			 render ? 128 + i : i);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v = drmGetVersion(fd);
-		if (v && (!want || !strcmp(v->name, want))) {
-			drmFreeVersion(v);
-			return fd;
-		}
-		drmFreeVersion(v);
-		close(fd);
-	}
-	return -1;
-}
-
-static bool buffer_new(int vgem, struct fenced_buffer *b, bool fence)
-{
-	struct drm_mode_create_dumb dumb = { .width = 64, .height = 64, .bpp = 32 };
-	struct vgem_fence_attach attach = { .flags = VGEM_FENCE_WRITE };
-
-	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
-		return false;
-	b->handle = dumb.handle;
-	if (drmPrimeHandleToFD(vgem, b->handle, DRM_CLOEXEC | DRM_RDWR, &b->dmabuf))
-		return false;
-	if (!fence)
-		return true;
-	attach.handle = b->handle;
-	if (drmIoctl(vgem, IOCTL_VGEM_FENCE_ATTACH, &attach))
-		return false;
-	b->fence = attach.out_fence;
-	return true;
-}
-
-static bool fence_signal(int vgem, uint32_t fence)
-{
-	struct vgem_fence_signal sig = { .fence = fence };
-
-	return drmIoctl(vgem, IOCTL_VGEM_FENCE_SIGNAL, &sig) == 0;
-}
 
 /* Run the CLI with @fd as its fd 3; capture stdout+stderr; return status. */
 static int cli(int fd, char *out, size_t size, const char *const *args)
 {
-	char cli_path[512], *argv[16];
+	char cli_path[512], *argv[24];
 	posix_spawn_file_actions_t fa;
 	int p[2], status = -1, n = 0;
 	size_t len = 0;
@@ -107,7 +35,7 @@ static int cli(int fd, char *out, size_t size, const char *const *args)
 
 	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
 	argv[n++] = cli_path;
-	while (*args && n < 15)
+	while (*args && n < 23)
 		argv[n++] = (char *)*args++;
 	argv[n] = NULL;
 	if (pipe(p))
@@ -137,7 +65,7 @@ static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
 	uint32_t bin, tl;
 	int drm, fd;
 
-	drm = open_driver("virtio_gpu", true);
+	drm = drm_open_driver("virtio_gpu", true);
 	if (drm < 0 || drmGetCap(drm, DRM_CAP_SYNCOBJ_TIMELINE, &cap) || !cap) {
 		const char *why = drm < 0 ? "no virtio-gpu render node (6.12 guests have one)" :
 					    "no timeline syncobjs";
@@ -148,7 +76,7 @@ static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
 		tap_skip(why, "syncobj_signals_with_fence");
 		if (drm >= 0)
 			close(drm);
-		fence_signal(vgem, fence);
+		vgem_fence_signal(vgem, fence);
 		return;
 	}
 	drmSyncobjCreate(drm, 0, &bin);
@@ -163,7 +91,7 @@ static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
 	       (tfd = kfdsync_syncobj_export_sync_file(drm, tl, 5)) >= 0 &&
 	       kfdsync_sync_file_wait(tfd, 0) == -ETIME, "syncobj_timeline_point_round_trip");
 	tap_ok(kfdsync_syncobj_export_sync_file(drm, 0xdead, 0) == -ENOENT, "syncobj_bad_handle");
-	fence_signal(vgem, fence);
+	vgem_fence_signal(vgem, fence);
 	tap_ok(fd >= 0 && tfd >= 0 && kfdsync_sync_file_wait(fd, 1000 * MS) == 0 &&
 	       kfdsync_sync_file_wait(tfd, 1000 * MS) == 0, "syncobj_signals_with_fence");
 	if (fd >= 0)
@@ -219,20 +147,48 @@ static void timeline_tests(void)
 	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "3", "--",
 		   "sh", "-c", "test \"$KFDSYNC_FENCE_FDS\" = \"3 4 5\" && exit 7", NULL }) == 7,
 	       "cli_timeline_passes_fds_and_status");
+
+	/*
+	 * merge: two pending fences of one timeline, shown, then handed on.
+	 * The kernel keeps only the later fence of one timeline: 1 fence.
+	 */
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--name", "both", "3", "4",
+		   NULL }) == 0 && strstr(out, "merged: sync_file \"both\": pending, 1 fence\n"),
+	       "cli_merge_shows_merged_pending");
+	if (!strstr(out, "merged: sync_file"))
+		tap_diag("%s", out);
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--json", "3", "4", NULL }) == 0 &&
+	       strstr(out, "{\"fd\": \"merged\", \"name\": \"kfdsync-merge\", "
+		      "\"status\": \"pending\""), "cli_merge_json");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "20", "--", cli_path, "merge", "3", "4", "--", cli_path, "wait",
+		   "--timeout", "10000", "3", NULL }) == 0, "cli_merge_command_waits_for_both");
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "--fd", "7", "3", "4", "--", "sh",
+		   "-c", "test \"$KFDSYNC_FENCE_FDS\" = 7 && exec \"$0\" inspect 7",
+		   cli_path, NULL }) == 0 && strstr(out, "7: sync_file \"kfdsync-merge\": pending"),
+	       "cli_merge_fd_option_and_env");
+	if (!strstr(out, "7: sync_file"))
+		tap_diag("%s", out);
+	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "2",
+		   "--interval", "0", "--", cli_path, "merge", "3", "4", "--", "sh", "-c", "exit 5",
+		   NULL }) == 5, "cli_merge_passes_command_status");
 }
 
 int main(void)
 {
 	struct kfdsync_fence_status fences[4];
 	struct kfdsync_sync_file_status st;
-	struct fenced_buffer a, b, c, d;
+	struct vgem_buffer a, b, c, d;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
 	char out[4096], proc_path[64];
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, n;
 
-	tap_plan(35);
+	tap_plan(40);
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
@@ -250,11 +206,11 @@ int main(void)
 	       strstr(out, "\"abi_version\": 1") && strstr(out, "\"mode\": \"hooks\""),
 	       "cli_info_json");
 
-	vgem = open_driver("vgem", false);
+	vgem = drm_open_driver("vgem", false);
 	if (vgem < 0)
 		tap_bail("no vgem device");
-	if (!buffer_new(vgem, &a, true) || !buffer_new(vgem, &b, true) ||
-	    !buffer_new(vgem, &c, false) || !buffer_new(vgem, &d, true))
+	if (!vgem_buffer_new(vgem, &a, true) || !vgem_buffer_new(vgem, &b, true) ||
+	    !vgem_buffer_new(vgem, &c, false) || !vgem_buffer_new(vgem, &d, true))
 		tap_bail("cannot create fenced vgem buffers");
 
 	/* A reader of @a waits for its writer: vgem's fence. */
@@ -290,14 +246,14 @@ int main(void)
 	       "dmabuf_imported_fence_is_waited_for");
 
 	/* Nothing signalled early; now signal @a only. */
-	tap_ok(fence_signal(vgem, a.fence), "vgem_signal_a");
+	tap_ok(vgem_fence_signal(vgem, a.fence), "vgem_signal_a");
 	tap_ok(kfdsync_sync_file_wait(sfa, 1000 * MS) == 0 &&
 	       kfdsync_sync_file_get_status(sfa, &st, fences, 1) == 1 && st.status == 1 &&
 	       fences[0].timestamp_ns, "sync_file_signalled_with_timestamp");
 	tap_ok(kfdsync_sync_file_wait(sfm, 0) == -ETIME, "sync_file_merge_waits_for_both");
 	tap_ok(cli(sfa, out, sizeof(out), (const char *[]){ "wait", "--timeout", "1000", "3",
 							    NULL }) == 0, "cli_wait_signalled_0");
-	tap_ok(fence_signal(vgem, b.fence) && kfdsync_sync_file_wait(sfm, 1000 * MS) == 0 &&
+	tap_ok(vgem_fence_signal(vgem, b.fence) && kfdsync_sync_file_wait(sfm, 1000 * MS) == 0 &&
 	       kfdsync_sync_file_wait(sfc, 1000 * MS) == 0, "sync_file_merge_and_import_signal");
 
 	/* drm_syncobj round trips (6.12's virtio-gpu). */
