@@ -352,6 +352,26 @@ static void kfdsync_event_advance_locked(struct kfdsync_event *ev,
 	}
 }
 
+/* Outside the hooks: one more signal of @ev (@error 0), or its end. */
+static void kfdsync_event_update(struct kfdsync_event *ev, int error)
+{
+	unsigned long flags;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irqsave(&ev->lock, flags);
+	if (ev->registered) {
+		if (error)
+			kfdsync_event_fail_locked(ev, error, &done);
+		else
+			kfdsync_event_advance_locked(ev, &done);
+	}
+	spin_unlock_irqrestore(&ev->lock, flags);
+	dma_fence_end_signalling(cookie);
+	kfdsync_fence_put_done(&done);
+}
+
 /**
  * kfdsync_event_relay() - a signal relayed by the owner
  * @ctx: the caller's context
@@ -362,29 +382,17 @@ static void kfdsync_event_advance_locked(struct kfdsync_event *ev,
  */
 int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id)
 {
-	struct kfdsync_event *ev;
-	unsigned long flags;
-	LIST_HEAD(done);
-	bool cookie;
+	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	int ret = 0;
 
-	ev = kfdsync_event_lookup(ctx, id);
 	if (!ev)
 		return -ENOENT;
-	if (kfdsync_source() != KFDSYNC_SOURCE_RELAY) {
-		kfdsync_event_put(ev);
-		return -EBUSY;
-	}
-
-	cookie = dma_fence_begin_signalling();
-	spin_lock_irqsave(&ev->lock, flags);
-	if (ev->registered)
-		kfdsync_event_advance_locked(ev, &done);
-	spin_unlock_irqrestore(&ev->lock, flags);
-	dma_fence_end_signalling(cookie);
-
-	kfdsync_fence_put_done(&done);
+	if (kfdsync_source() == KFDSYNC_SOURCE_RELAY)
+		kfdsync_event_update(ev, 0);
+	else
+		ret = -EBUSY;
 	kfdsync_event_put(ev);
-	return 0;
+	return ret;
 }
 
 /**
@@ -400,23 +408,11 @@ int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id)
  */
 int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error)
 {
-	struct kfdsync_event *ev;
-	unsigned long flags;
-	LIST_HEAD(done);
-	bool cookie;
+	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
 
-	ev = kfdsync_event_lookup(ctx, id);
 	if (!ev)
 		return -ENOENT;
-
-	cookie = dma_fence_begin_signalling();
-	spin_lock_irqsave(&ev->lock, flags);
-	if (ev->registered)
-		kfdsync_event_fail_locked(ev, error, &done);
-	spin_unlock_irqrestore(&ev->lock, flags);
-	dma_fence_end_signalling(cookie);
-
-	kfdsync_fence_put_done(&done);
+	kfdsync_event_update(ev, error);
 	kfdsync_event_put(ev);
 	return 0;
 }
