@@ -209,7 +209,7 @@ static bool has_kms(int fd)
 	return ret;
 }
 
-/* Open @path and make it ready for atomic commits; -ENODEV if it cannot. */
+/* Open @path and learn its driver's name; -ENODEV if it is not DRM. */
 static int open_card(struct display *d, const char *path, bool quiet)
 {
 	snprintf(d->path, sizeof(d->path), "%s", path);
@@ -225,20 +225,11 @@ static int open_card(struct display *d, const char *path, bool quiet)
 	if (!d->driver[0]) {
 		if (!quiet)
 			err("%s is not a DRM device", path);
-		goto fail;
-	}
-	/* Atomic implies universal planes; fences exist only in atomic. */
-	if (drmSetClientCap(d->fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
-		if (!quiet)
-			err("%s (driver %s) does not support atomic modesetting: "
-			    "it is not a KMS display device", path, d->driver);
-		goto fail;
+		close(d->fd);
+		d->fd = -1;
+		return -ENODEV;
 	}
 	return 0;
-fail:
-	close(d->fd);
-	d->fd = -1;
-	return -ENODEV;
 }
 
 int display_open(struct display *d, const char *device, uint32_t width, uint32_t height)
@@ -278,6 +269,13 @@ int display_open(struct display *d, const char *device, uint32_t width, uint32_t
 	if (ret)
 		return ret;
 
+	/* Atomic implies universal planes; fences exist only in atomic. */
+	if (drmSetClientCap(d->fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
+		err("%s (driver %s) does not support atomic modesetting: it is not a KMS "
+		    "display device, or not a modern one", d->path, d->driver);
+		display_close(d);
+		return -ENODEV;
+	}
 	ret = pick_output(d, width, height);
 	if (!ret)
 		ret = lookup_props(d);
