@@ -168,6 +168,7 @@ struct app {
 	unsigned int frames_shown;		/* commits done */
 	int64_t t0;				/* start of the run, for the trace */
 	int64_t prev_shown_ns;			/* when commit N-1 was done */
+	unsigned int shown_shot_due;		/* frame + 1 to capture, or 0 */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -448,6 +449,14 @@ static void screendump_pending(struct app *app, const struct frame *f)
 		       "capture (try a longer --hold-ms)\n", f->index);
 }
 
+/* The screen after a commit was done (frameN-shown), if one is due. */
+static void screendump_shown(struct app *app)
+{
+	if (app->shown_shot_due)
+		screendump(app, "frame%u-shown", app->shown_shot_due - 1);
+	app->shown_shot_due = 0;
+}
+
 /* ---- display: commit ready frames, one at a time ---- */
 
 static int commit_frame(struct app *app)
@@ -475,11 +484,7 @@ static int commit_frame(struct app *app)
 	app->committing = true;
 	app->commits_submitted++;
 
-	ret = gate_on_out_fence(app, f.out_fence, f.index);
-	if (ret)
-		return ret;
-	screendump_pending(app, &app->in_flight);
-	return 0;
+	return gate_on_out_fence(app, f.out_fence, f.index);
 }
 
 /*
@@ -532,7 +537,14 @@ static int finish_commit(struct app *app)
 		return out;
 	}
 	app->frames_shown++;
-	screendump(app, "frame%u-shown", f->index);
+	app->shown_shot_due = f->index + 1;
+	/*
+	 * In late mode the capture waits until the next frame is committed
+	 * (run()): the screen shows this frame until that one's fence
+	 * signals, and the next frame's compute time is not spent here.
+	 */
+	if (!app->opt.late)
+		screendump_shown(app);
 
 	if (app->opt.verbose) {
 		const struct stamp *st = &app->shared->stamp[f->index % NUM_BUFFERS];
@@ -576,20 +588,35 @@ static int run(struct app *app)
 		if (app->computes_submitted < frames &&
 		    app->computes_submitted <= app->commits_submitted &&
 		    app->num_ready < NUM_BUFFERS) {
-			struct frame *f = &app->ready[app->num_ready];
-
-			ret = compute_submit(app, app->computes_submitted, f);
+			ret = compute_submit(app, app->computes_submitted,
+					     &app->ready[app->num_ready]);
 			if (!ret)
 				app->num_ready++;
 			continue;
 		}
 		if (!app->committing && app->num_ready) {
 			ret = commit_frame(app);
+			if (ret)
+				break;
+			/* Feed the queue before spending time on captures. */
+			if (app->computes_submitted < frames &&
+			    app->computes_submitted <= app->commits_submitted &&
+			    app->num_ready < NUM_BUFFERS) {
+				ret = compute_submit(app, app->computes_submitted,
+						     &app->ready[app->num_ready]);
+				if (ret)
+					break;
+				app->num_ready++;
+			}
+			screendump_pending(app, &app->in_flight);
+			screendump_shown(app);
 			continue;
 		}
 		if (app->committing)
 			ret = finish_commit(app);
 	}
+	if (!ret)
+		screendump_shown(app);
 	return ret;
 }
 
@@ -599,6 +626,24 @@ static int setup(struct app *app)
 {
 	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
 	int ret;
+
+	/* Compute first: without a GPU there is nothing to show. */
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
+		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded, and may you "
+		    "open /dev/kfd?");
+		return -ENODEV;
+	}
+	app->kfd_open = true;
+	ret = gpu_open(&app->gpu, app->opt.gpu);
+	if (ret)
+		return ret;
+	ret = kfdsync_ctx_new(&app->ctx);
+	if (ret) {
+		err("cannot open a kfdsync context: %s%s", strerror(-ret),
+		    ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
+		return ret;
+	}
+	printf("compute: %s\n", gpu_name(app->gpu));
 
 	ret = display_open(&app->display, app->opt.device, app->opt.width, app->opt.height);
 	if (ret)
@@ -622,23 +667,6 @@ static int setup(struct app *app)
 		if (ret)
 			return ret;
 	}
-
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded, and may you "
-		    "open /dev/kfd?");
-		return -ENODEV;
-	}
-	app->kfd_open = true;
-	ret = gpu_open(&app->gpu, app->opt.gpu);
-	if (ret)
-		return ret;
-	ret = kfdsync_ctx_new(&app->ctx);
-	if (ret) {
-		err("cannot open a kfdsync context: %s%s", strerror(-ret),
-		    ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
-		return ret;
-	}
-	printf("compute: %s\n", gpu_name(app->gpu));
 
 	app->shared = aligned_alloc(4096, 4096);
 	if (!app->shared)

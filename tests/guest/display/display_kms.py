@@ -44,6 +44,8 @@ KMS = sys.argv[1] if len(sys.argv) > 1 else ""
 SOURCE = os.environ.get("KFDSYNC_SOURCE_ROOT", "")
 RESULTS = os.environ.get("KFDSYNC_RESULTS", "")
 SCREENDUMP = os.path.join(SOURCE, "tests/vm/screendump")
+SIZE = "640x480"
+HOLD_MS = "2500"
 
 PALETTE = {  # kfdsync-kms's frame colours, by the name it prints
     "blue": (0, 0, 255), "green": (0, 255, 0), "red": (255, 0, 0),
@@ -140,6 +142,8 @@ def screen_colour(path):
 def run(args, prefix=None, timeout=120):
     """Run kfdsync-kms; screendumps (if @prefix) are named PREFIX-frameN-*."""
     cmd = [KMS] + args
+    if "--device" in args and "--size" not in args:
+        cmd += ["--size", SIZE]  # small: quicker captures under TCG
     wrapper = None
     if prefix:
         # kfdsync-kms runs "CMD NAME"; prefix the names so runs do not collide.
@@ -184,7 +188,7 @@ def check_late_run(tag, device, mode, frames=3):
     """A late-GPU run with screendumps: pending shows N-1, shown shows N."""
     prefix = f"{tag}-{mode}"
     code, out, errout = run(["--device", device, "--mode", mode, "--late", "--frames",
-                             str(frames), "--hold-ms", "1500", "--verbose"], prefix)
+                             str(frames), "--hold-ms", HOLD_MS, "--verbose"], prefix)
     log = out + errout
     ok(code == 0, f"{tag}_{mode}_late_run_exit_0 (status {code})", log)
     tr = traces(out)
