@@ -303,6 +303,23 @@ void display_close(struct display *d)
 	d->fd = -1;
 }
 
+/*
+ * Drivers that keep scanout buffers in VRAM with drm_gem_vram (bochs-drm,
+ * hibmc, vboxvideo) cannot share them: before Linux 6.6 they have no PRIME
+ * export; from 6.6 the generic export pins the buffer in system memory,
+ * and scanning it out afterwards fails (kernel WARNs in ttm and
+ * drm_gem_vram_offset, seen with bochs-drm on 6.12). Do not even try.
+ */
+static bool can_share_scanout(const struct display *d)
+{
+	static const char *const vram_drivers[] = { "bochs-drm", "hibmc", "vboxvideo" };
+
+	for (size_t i = 0; i < sizeof(vram_drivers) / sizeof(vram_drivers[0]); i++)
+		if (!strcmp(d->driver, vram_drivers[i]))
+			return false;
+	return true;
+}
+
 int buffer_create(struct display *d, struct buffer *b, bool export)
 {
 	const uint32_t w = d->mode.hdisplay, h = d->mode.vdisplay;
@@ -313,6 +330,8 @@ int buffer_create(struct display *d, struct buffer *b, bool export)
 
 	memset(b, 0, sizeof(*b));
 	b->dmabuf_fd = -1;
+	if (export && !can_share_scanout(d))
+		return -EOPNOTSUPP;
 	b->width = w;
 	b->height = h;
 
@@ -346,7 +365,7 @@ int buffer_create(struct display *d, struct buffer *b, bool export)
 		if (ret) {
 			ret = -errno ?: -EOPNOTSUPP;
 			b->dmabuf_fd = -1;
-			/* bochs-drm: no PRIME at all, hence no implicit sync. */
+			/* No PRIME in this driver: no buffer sharing. */
 			if (ret == -EOPNOTSUPP || ret == -ENOSYS || ret == -EINVAL)
 				ret = -EOPNOTSUPP;
 			goto fail;

@@ -68,7 +68,8 @@ void display_close(struct display *d);
 /*
  * Create a dumb buffer of the display's mode size (XRGB8888), add a
  * framebuffer for it and map it. With @export, also export it as a dma-buf
- * (PRIME), for implicit sync: -EOPNOTSUPP if the driver cannot.
+ * (PRIME), for implicit sync: -EOPNOTSUPP if the driver cannot (or cannot
+ * scan a shared buffer out: drivers with VRAM-only scanout, like bochs-drm).
  */
 int buffer_create(struct display *d, struct buffer *b, bool export);
 void buffer_destroy(struct display *d, struct buffer *b);

@@ -46,8 +46,8 @@
  * Implicit sync (--mode implicit): instead of IN_FENCE_FD, the in-fence
  * is attached to the buffer's dma-buf as a write fence
  * (kfdsync_dmabuf_import_sync_file()); drivers whose prepare_fb honours
- * buffer fences wait for it. It needs a driver that exports its buffers
- * (PRIME): cirrus does, bochs does not.
+ * buffer fences wait for it. It needs a driver that can share its scanout
+ * buffers (PRIME): cirrus can, bochs cannot.
  *
  * Userspace timeout. The kernel waits for an in-fence without a timeout
  * (and kfdsync's watchdog ends the fence only much later), so the program
@@ -658,7 +658,7 @@ static int setup(struct app *app)
 		ret = buffer_create(&app->display, &app->slots[i].buf,
 				    app->opt.mode == SYNC_IMPLICIT || app->opt.gpu == GPU_REAL);
 		if (ret == -EOPNOTSUPP) {
-			err("%s (driver %s) cannot export its buffers as dma-bufs (no PRIME): "
+			err("%s (driver %s) cannot share its scanout buffers as dma-bufs: "
 			    "%s needs that. Use --mode explicit, or a driver that shares "
 			    "buffers (QEMU: -vga cirrus).", app->display.path, app->display.driver,
 			    app->opt.mode == SYNC_IMPLICIT ? "implicit sync" : "--gpu real");
@@ -774,7 +774,7 @@ static void usage(FILE *out)
 "    -m, --mode=explicit|implicit\n"
 "        explicit (default): the fence is the plane's IN_FENCE_FD.\n"
 "        implicit: the fence is attached to the buffer's dma-buf (the\n"
-"        driver must export buffers: cirrus does, bochs does not).\n"
+"        driver must share scanout buffers: cirrus can, bochs cannot).\n"
 "    -g, --gpu=sim|real\n"
 "        sim: the test rig's simulated GPU (/dev/kfdsim). real: a KFD\n"
 "        compute queue on an AMD GPU; NOT TESTED ON HARDWARE. Default: sim\n"
@@ -801,7 +801,7 @@ static void usage(FILE *out)
 "EXIT STATUS\n"
 "    0 all frames shown; 1 a runtime error (a fence ended with an error, a\n"
 "    commit failed); 2 bad usage or missing device/feature (no KMS device,\n"
-"    no PRIME for --mode implicit, no GPU for --gpu real, kfdsync.ko not\n"
+"    no shared buffers for --mode implicit, no GPU for --gpu real, kfdsync.ko not\n"
 "    loaded); 3 a frame's compute did not finish within --timeout-ms;\n"
 "    130 interrupted.\n"
 "\n"
