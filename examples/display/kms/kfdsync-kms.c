@@ -12,7 +12,8 @@
  *   compute queue                      kfdsync.ko                  KMS
  *   -------------                      ----------                  ---
  *   WAIT_REG_MEM presented >= N   <----  import of out-fence N-1: when
- *     (frame N-2 is off the screen)      it signals, write N into
+ *     (commit N-1 done: frame N-2        it signals, write N into
+ *      is off the screen)
  *   draw frame N into buffer N%2         "presented"
  *   RELEASE_MEM on event N%2  ------->  event exported as a sync_file ---> IN_FENCE_FD
  *                                       (the in-fence)                    of commit N
@@ -168,7 +169,6 @@ struct app {
 	unsigned int frames_shown;		/* commits done */
 	int64_t t0;				/* start of the run, for the trace */
 	int64_t prev_shown_ns;			/* when commit N-1 was done */
-	unsigned int shown_shot_due;		/* frame + 1 to capture, or 0 */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -323,10 +323,14 @@ static int compute_submit(struct app *app, unsigned int n, struct frame *f)
 		return -EPROTO;
 	}
 
-	/* 1. Wait until the buffer's previous frame (n - 2) is off the screen. */
-	if (n >= NUM_BUFFERS)
+	/*
+	 * 1. Wait until commit n - 1 is done: then frame n - 2, whose buffer
+	 * this frame reuses, is off the screen. (Frame 1's buffer is still
+	 * unused, but one rule for every frame keeps the pipeline simple.)
+	 */
+	if (n > 0)
 		pm4_wait_reg_mem(&b, app->shared_va + offsetof(struct shared, presented),
-				 PM4_WAIT_GE, n - NUM_BUFFERS + 2, 0xffffffffu);
+				 PM4_WAIT_GE, n, 0xffffffffu);
 	/* Record what the gate saw, which frame this is, and when it started. */
 	pm4_dma_copy(&b, stamp_va + offsetof(struct stamp, gate_seen),
 		     app->shared_va + offsetof(struct shared, presented), 8);
@@ -430,9 +434,13 @@ static void screendump_pending(struct app *app, const struct frame *f)
 	int before, after, ret;
 
 	/* Only late frames stay pending long enough for a conclusive capture. */
-	if (!app->opt.screendump || !app->opt.late || !f->index ||
-	    fence_status(f->in_fence, NULL) != 0)
+	if (!app->opt.screendump || !app->opt.late || !f->index)
 		return;
+	if (fence_status(f->in_fence, NULL) != 0) {
+		printf("frame %u pending: not captured, its compute finished before it was "
+		       "committed (try a longer --hold-ms)\n", f->index);
+		return;
+	}
 	ret = gpu_wait_pos(app->gpu, f->draw_end, (int)app->opt.timeout_ms);
 	if (ret && ret != -EOPNOTSUPP) {
 		err("frame %u: waiting for it to be drawn: %s", f->index, strerror(-ret));
@@ -447,14 +455,6 @@ static void screendump_pending(struct app *app, const struct frame *f)
 	else
 		printf("frame %u pending: inconclusive, its fence signalled during the "
 		       "capture (try a longer --hold-ms)\n", f->index);
-}
-
-/* The screen after a commit was done (frameN-shown), if one is due. */
-static void screendump_shown(struct app *app)
-{
-	if (app->shown_shot_due)
-		screendump(app, "frame%u-shown", app->shown_shot_due - 1);
-	app->shown_shot_due = 0;
 }
 
 /* ---- display: commit ready frames, one at a time ---- */
@@ -537,22 +537,22 @@ static int finish_commit(struct app *app)
 		return out;
 	}
 	app->frames_shown++;
-	app->shown_shot_due = f->index + 1;
 	/*
-	 * In late mode the capture waits until the next frame is committed
-	 * (run()): the screen shows this frame until that one's fence
-	 * signals, and the next frame's compute time is not spent here.
+	 * The next frame is not committed yet: the screen shows this one. In
+	 * late mode, only the last frame gets this capture: the next frame's
+	 * compute is already running, and its "pending" capture, taken as
+	 * soon as it is committed, shows this frame too.
 	 */
-	if (!app->opt.late)
-		screendump_shown(app);
+	if (!app->opt.late || app->frames_shown == app->opt.frames)
+		screendump(app, "frame%u-shown", f->index);
 
 	if (app->opt.verbose) {
 		const struct stamp *st = &app->shared->stamp[f->index % NUM_BUFFERS];
-		char gate[96] = "no gate (first use of its buffer)";
+		char gate[96] = "no gate (first frame)";
 
-		if (f->index >= NUM_BUFFERS)
+		if (f->index > 0)
 			snprintf(gate, sizeof(gate), "gate presented>=%u opened %+.1f ms",
-				 f->index - NUM_BUFFERS + 2, rel_ms(app, app->prev_shown_ns));
+				 f->index, rel_ms(app, app->prev_shown_ns));
 		printf("frame %u buffer %u color %s: %s, submitted %+.1f ms, compute started "
 		       "%+.1f ms seeing presented=%" PRIu64 ", ready %+.1f ms, shown %+.1f ms\n",
 		       f->index, f->index % NUM_BUFFERS, palette[f->index % PALETTE_SIZE].name,
@@ -609,14 +609,11 @@ static int run(struct app *app)
 				app->num_ready++;
 			}
 			screendump_pending(app, &app->in_flight);
-			screendump_shown(app);
 			continue;
 		}
 		if (app->committing)
 			ret = finish_commit(app);
 	}
-	if (!ret)
-		screendump_shown(app);
 	return ret;
 }
 
@@ -785,7 +782,8 @@ static void usage(FILE *out)
 "    -S, --screendump=CMD\n"
 "        Run \"CMD NAME\" to capture the screen at key moments:\n"
 "        frameN-pending (with --late: frame N committed and drawn, its\n"
-"        compute fence still pending) and frameN-shown (its commit done).\n"
+"        compute fence still pending, so the screen shows frame N-1) and\n"
+"        frameN-shown (its commit done; with --late only the last frame).\n"
 "        In the test guest (it prints the PNG's path):\n"
 "        --screendump=tests/vm/screendump.\n"
 "    --hang-at=N\n"
