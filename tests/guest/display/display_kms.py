@@ -35,12 +35,13 @@ for the next run), and devices that are not KMS displays.
 import os
 import re
 import stat
-import struct
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from png import screen_colour  # noqa: E402
 
 KMS = sys.argv[1] if len(sys.argv) > 1 else ""
 SOURCE = os.environ.get("KFDSYNC_SOURCE_ROOT", "")
@@ -49,11 +50,7 @@ SCREENDUMP = os.path.join(SOURCE, "tests/vm/screendump")
 SIZE = "640x480"
 HOLD_MS = "3000"
 
-PALETTE = {  # kfdsync-kms's frame colours, by the name it prints
-    "blue": (0, 0, 255), "green": (0, 255, 0), "red": (255, 0, 0),
-    "yellow": (255, 255, 0), "magenta": (255, 0, 255), "cyan": (0, 255, 255),
-}
-ORDER = ["blue", "green", "red", "yellow", "magenta", "cyan"]
+ORDER = ["blue", "green", "red", "yellow", "magenta", "cyan"]  # kfdsync-kms's frames
 
 count = 0
 failed = 0
@@ -74,69 +71,6 @@ def skip(name, reason):
     global count
     count += 1
     print(f"ok {count} {name} # SKIP {reason}", flush=True)
-
-
-# ---- a PNG decoder: 8-bit RGB/RGBA, non-interlaced (what QEMU writes) ----
-
-def png_read(path):
-    """(width, height, rows) with rows[y][x] = (r, g, b)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError(f"{path}: not a PNG")
-    pos, idat, ihdr = 8, b"", None
-    while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    width, height, depth, ctype, _, _, interlace = ihdr
-    if depth != 8 or ctype not in (2, 6) or interlace:
-        raise ValueError(f"{path}: unsupported PNG (depth {depth}, type {ctype})")
-    bpp = 3 if ctype == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(height):
-        ftype = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if ftype == 1:
-                line[i] = (line[i] + a) & 0xff
-            elif ftype == 2:
-                line[i] = (line[i] + b) & 0xff
-            elif ftype == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xff
-            elif ftype == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-                line[i] = (line[i] + pred) & 0xff
-        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(width)])
-        prev = line
-    return width, height, rows
-
-
-def screen_colour(path):
-    """The colour name at sample points away from the frame number, or why not."""
-    try:
-        w, h, rows = png_read(path)
-    except (OSError, ValueError, zlib.error, TypeError) as e:
-        return f"unreadable: {e}"
-    names = set()
-    for x, y in ((w // 2, h // 2), (3 * w // 4, 3 * h // 4), (w - 8, h - 8), (w // 4, 3 * h // 4)):
-        px = rows[y][x]
-        match = [n for n, c in PALETTE.items() if all(abs(a - b) <= 24 for a, b in zip(px, c))]
-        names.add(match[0] if match else f"rgb{px}")
-    return names.pop() if len(names) == 1 else f"mixed {sorted(names)}"
 
 
 # ---- running the example ----
