@@ -5,8 +5,9 @@
 The display tests and tools/demo use it; standard library only (zlib).
 
 usage: png.py colour PNG...            print "PNG: NAME" per file
-       png.py compose OUT LEFT RIGHT   OUT = LEFT and RIGHT at half size,
-                                       side by side on grey
+       png.py compose OUT LEFT RIGHT [LEFT_CAPTION RIGHT_CAPTION]
+                                       OUT = LEFT and RIGHT at half size,
+                                       side by side on grey, captioned
 """
 
 import struct
@@ -95,19 +96,62 @@ def screen_colour(path):
     return names.pop() if len(names) == 1 else f"mixed {sorted(names)}"
 
 
-def compose(out, left, right, gap=24):
-    """LEFT and RIGHT at half size, side by side with a grey margin."""
+# A 5x7 font for captions: the characters they use.
+FONT = {
+    "A": "01110 10001 10001 11111 10001 10001 10001",
+    "C": "01110 10001 10000 10000 10000 10001 01110",
+    "D": "11110 10001 10001 10001 10001 10001 11110",
+    "E": "11111 10000 10000 11110 10000 10000 11111",
+    "F": "11111 10000 10000 11110 10000 10000 10000",
+    "G": "01110 10001 10000 10111 10001 10001 01111",
+    "H": "10001 10001 10001 11111 10001 10001 10001",
+    "I": "01110 00100 00100 00100 00100 00100 01110",
+    "L": "10000 10000 10000 10000 10000 10000 11111",
+    "M": "10001 11011 10101 10101 10001 10001 10001",
+    "N": "10001 11001 10101 10011 10001 10001 10001",
+    "O": "01110 10001 10001 10001 10001 10001 01110",
+    "P": "11110 10001 10001 11110 10000 10000 10000",
+    "R": "11110 10001 10001 11110 10100 10010 10001",
+    "S": "01111 10000 10000 01110 00001 00001 11110",
+    "T": "11111 00100 00100 00100 00100 00100 00100",
+    "W": "10001 10001 10001 10101 10101 10101 01010",
+    "0": "01110 10011 10101 10101 11001 10001 01110",
+    "1": "00100 01100 00100 00100 00100 00100 01110",
+    "2": "01110 10001 00001 00110 01000 10000 11111",
+    "3": "11110 00001 00001 01110 00001 00001 11110",
+    ":": "00000 01100 01100 00000 01100 01100 00000",
+    " ": "00000 00000 00000 00000 00000 00000 00000",
+}
+
+
+def text(canvas, x, y, string, scale=2, colour=(255, 255, 255)):
+    """Draw @string (characters of FONT) at (x, y)."""
+    for ch in string.upper():
+        for r, bits in enumerate(FONT.get(ch, FONT[" "]).split()):
+            for c, bit in enumerate(bits):
+                if bit == "1":
+                    for dy in range(scale):
+                        row = canvas[y + r * scale + dy]
+                        row[x + c * scale:x + (c + 1) * scale] = [colour] * scale
+        x += 6 * scale
+
+
+def compose(out, left, right, left_caption="", right_caption="", gap=24):
+    """LEFT and RIGHT at half size, side by side on grey, captions below."""
     imgs = [read(p) for p in (left, right)]
     halves = [(w // 2, h // 2, [row[::2][:w // 2] for row in rows[::2][:h // 2]])
               for w, h, rows in imgs]
-    height = max(h for _, h, _ in halves) + 2 * gap
+    caption_h = 14 + gap if left_caption or right_caption else 0
+    height = max(h for _, h, _ in halves) + 2 * gap + caption_h
     width = sum(w for w, _, _ in halves) + 3 * gap
-    grey = (96, 96, 96)
+    grey = (64, 64, 64)
     canvas = [[grey] * width for _ in range(height)]
     x0 = gap
-    for w, h, rows in halves:
+    for (w, h, rows), caption in zip(halves, (left_caption, right_caption)):
         for y in range(h):
             canvas[gap + y][x0:x0 + w] = rows[y]
+        if caption:
+            text(canvas, x0, gap + h + gap // 2, caption)
         x0 += w + gap
     write(out, width, height, canvas)
 
@@ -117,7 +161,7 @@ def main(argv):
         for p in argv[1:]:
             print(f"{p}: {screen_colour(p)}")
         return 0
-    if len(argv) == 4 and argv[0] == "compose":
+    if len(argv) in (4, 6) and argv[0] == "compose":
         compose(*argv[1:])
         return 0
     print(__doc__.split("\n\n")[1], file=sys.stderr)
