@@ -295,7 +295,7 @@ static int gate_on_out_fence(struct app *app, int out_fence, unsigned int n)
 
 static int compute_submit(struct app *app, unsigned int n, struct frame *f)
 {
-	static uint32_t dw[8192];
+	static uint32_t dw[8192];	/* one frame's stream; 32 KiB, off the stack */
 	struct pm4_buf b = PM4_BUF_INIT(dw);
 	struct slot *s = &app->slots[n % NUM_BUFFERS];
 	const uint64_t stamp_va = app->shared_va + offsetof(struct shared, stamp) +
