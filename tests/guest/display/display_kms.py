@@ -211,7 +211,7 @@ def main():
     else:
         code, out, errout = run(["--device", device, "--mode", "implicit", "--frames", "2"])
         ok(code == 2 and "cannot share its scanout buffers as dma-bufs" in errout,
-           f"{tag}_implicit_refused_no_prime (status {code})", out + errout)
+           f"{tag}_implicit_refused_cannot_share_buffers (status {code})", out + errout)
 
     # Many quick frames: the gate holds every frame, not just late ones.
     code, out, errout = run(["--device", device, "--frames", "12", "--compute-ms", "2",
