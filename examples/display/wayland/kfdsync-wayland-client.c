@@ -91,7 +91,8 @@ struct client {
 	/* options */
 	int frames, width, height, compute_ms, timeout_ms, stall_frame;
 	enum sync_path want;
-	bool try_shm_acquire, verbose;
+	enum sync_path try_acquire;	/* PATH_AUTO: not trying */
+	bool verbose;
 
 	struct wl_display *dpy;
 	struct wl_registry *reg;
@@ -108,7 +109,7 @@ struct client {
 	struct xdg_surface *xsurf;
 	struct xdg_toplevel *top;
 	struct zwp_linux_surface_synchronization_v1 *ssync;
-	bool configured, closed;
+	bool configured, closed, recommit;
 
 	enum sync_path path;
 	const char *allocator;	/* "vgem", "udmabuf" or "shm" */
@@ -304,6 +305,9 @@ static void xsurf_configure(void *data, struct xdg_surface *xs, uint32_t serial)
 	struct client *c = data;
 
 	xdg_surface_ack_configure(xs, serial);
+	/* A later configure is acknowledged by the next commit: make one. */
+	if (c->configured && c->surf)
+		c->recommit = true;
 	c->configured = true;
 }
 
@@ -407,6 +411,10 @@ static int dispatch_until(struct client *c, const bool *flag, int timeout_ms)
 			return -EPROTO;
 		if (wl_display_dispatch_pending(c->dpy) < 0)
 			return -EPROTO;
+		if (c->recommit) {
+			c->recommit = false;
+			wl_surface_commit(c->surf);
+		}
 	}
 	return 0;
 }
@@ -697,6 +705,7 @@ static const struct zwp_linux_buffer_release_v1_listener release_listener = {
 
 struct fb_ctx {
 	struct client *c;
+	struct wp_presentation_feedback *fb;
 	int n;
 	bool done;
 };
@@ -726,6 +735,7 @@ static void fb_presented(void *data, struct wp_presentation_feedback *f,
 	/* Evidence that needs no clock: was the fence still pending now? */
 	fr->pending_at_present = kfdsync_sync_file_wait(fr->fence, 0) == -ETIME;
 	fc->done = true;
+	fc->fb = NULL;
 	wp_presentation_feedback_destroy(f);
 }
 
@@ -735,6 +745,7 @@ static void fb_discarded(void *data, struct wp_presentation_feedback *f)
 
 	fc->c->fr[fc->n].discarded = true;
 	fc->done = true;
+	fc->fb = NULL;
 	wp_presentation_feedback_destroy(f);
 }
 
@@ -1007,17 +1018,21 @@ static int run_frames(struct client *c)
 
 		wl_surface_attach(c->surf, b->wl, 0, 0);
 		wl_surface_damage_buffer(c->surf, 0, 0, c->width, c->height);
-		if (c->pres)
-			wp_presentation_feedback_add_listener(
-				wp_presentation_feedback(c->pres, c->surf),
-				&fb_listener, &fc);
-		else
+		if (c->pres) {
+			fc.fb = wp_presentation_feedback(c->pres, c->surf);
+			wp_presentation_feedback_add_listener(fc.fb, &fb_listener, &fc);
+		} else
 			fc.done = true;
 		b->busy = true;
 		fr->commit_ns = now_ns(CLOCK_MONOTONIC);
 		wl_surface_commit(c->surf);
 
 		ret = dispatch_until(c, &fc.done, c->timeout_ms);
+		if (fc.fb) {
+			/* fc goes out of scope: no late event may reach it. */
+			wp_presentation_feedback_destroy(fc.fb);
+			fc.fb = NULL;
+		}
 		if (ret == -ETIME) {
 			bool pending = kfdsync_sync_file_wait(fr->fence, 0) == -ETIME;
 
@@ -1074,27 +1089,48 @@ static int run_frames(struct client *c)
 }
 
 /*
- * --try-shm-acquire: set an acquire fence on an shm buffer, which the
- * protocol forbids; report what the compositor did.
+ * --try-acquire=shm|dmabuf: commit one buffer of that type with a (signalled)
+ * acquire fence and report whether the compositor accepted it. The protocol
+ * requires UNSUPPORTED_BUFFER for shm and acceptance for dmabuf.
  */
-static int try_shm_acquire(struct client *c)
+static int try_acquire(struct client *c)
 {
+	bool shm = c->try_acquire == PATH_SHM;
+	const char *what = shm ? "shm" : "dmabuf";
 	struct buf b = { .dmabuf_fd = -1, .release_fence = -1 };
-	int fence, code;
+	const char *why = NULL;
+	int fence, code, ret;
 
 	if (!c->esync) {
-		printf("shm acquire fence: not tried: the compositor does not offer "
-		       "zwp_linux_explicit_synchronization_v1\n");
+		printf("%s acquire fence: not tried: the compositor does not offer "
+		       "zwp_linux_explicit_synchronization_v1\n", what);
 		return EXIT_USAGE;
 	}
-	if (!c->shm || shm_buffer_new(c, &b) < 0) {
-		fprintf(stderr, PROG ": cannot make an shm buffer\n");
-		return EXIT_FAIL;
+	if (shm) {
+		if (!c->shm || shm_buffer_new(c, &b) < 0) {
+			fprintf(stderr, PROG ": cannot make an shm buffer\n");
+			return EXIT_USAGE;
+		}
+	} else {
+		if (!c->dmabuf) {
+			printf("dmabuf acquire fence: not tried: the compositor "
+			       "does not offer zwp_linux_dmabuf_v1\n");
+			return EXIT_USAGE;
+		}
+		ret = dmabuf_buffer_new(c, &b, &why);
+		if (ret < 0) {
+			if (ret != -EPROTO)
+				printf("dmabuf acquire fence: not tried: %s\n", why);
+			buffer_free(&b);
+			return ret == -EPROTO ? EXIT_FAIL : EXIT_USAGE;
+		}
+		printf("dmabuf from %s imported by the compositor\n", c->allocator);
 	}
 	fill(c, &b, 0);
-	fence = kfdsync_timeline_create_fence(c->tl, 1, "kfdsync-wl-shm");
+	fence = kfdsync_timeline_create_fence(c->tl, 1, "kfdsync-wl-try");
 	if (fence < 0) {
 		fprintf(stderr, PROG ": cannot create a fence: %s\n", strerror(-fence));
+		buffer_free(&b);
 		return EXIT_FAIL;
 	}
 	kfdsync_timeline_inc(c->tl, 1);	/* signalled: only the buffer type matters */
@@ -1105,20 +1141,24 @@ static int try_shm_acquire(struct client *c)
 	wl_surface_attach(c->surf, b.wl, 0, 0);
 	wl_surface_damage_buffer(c->surf, 0, 0, c->width, c->height);
 	wl_surface_commit(c->surf);
+	/* The compositor checks the buffer type when it handles the commit. */
 	if (roundtrip(c) == 0) {
-		printf("shm acquire fence: accepted by the compositor "
-		       "(the protocol requires UNSUPPORTED_BUFFER)\n");
+		printf("%s acquire fence: accepted by the compositor%s\n", what,
+		       shm ? " (the protocol requires UNSUPPORTED_BUFFER)" : "");
+		fflush(stdout);
 		buffer_free(&b);
-		return EXIT_FAIL;
+		return shm ? EXIT_FAIL : EXIT_OK;
 	}
-	code = report_display_error(c, "shm acquire fence");
+	code = report_display_error(c, "acquire fence");
 	buffer_free(&b);
-	if (code == ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_UNSUPPORTED_BUFFER) {
+	if (shm && code == ZWP_LINUX_SURFACE_SYNCHRONIZATION_V1_ERROR_UNSUPPORTED_BUFFER) {
 		printf("shm acquire fence: refused by the compositor "
 		       "(UNSUPPORTED_BUFFER), as the protocol requires\n");
 		return EXIT_OK;
 	}
-	printf("shm acquire fence: refused, but not with UNSUPPORTED_BUFFER\n");
+	printf("%s acquire fence: %s\n", what, code < 0 ?
+	       "the compositor went away" : shm ?
+	       "refused, but not with UNSUPPORTED_BUFFER" : "refused");
 	return EXIT_FAIL;
 }
 
@@ -1160,10 +1200,12 @@ static void usage(FILE *f)
 "                       presentation (default 5000)\n"
 "      --stall-frame=N  the fence of frame N (from 0) never signals: shows\n"
 "                       what the compositor and the client do then\n"
-"      --try-shm-acquire\n"
-"                       set an acquire fence on an shm buffer (which the\n"
-"                       protocol forbids) and report the compositor's\n"
-"                       answer instead of presenting frames\n"
+"      --try-acquire=TYPE\n"
+"                       instead of presenting frames, commit one buffer of\n"
+"                       TYPE (shm or dmabuf) with an acquire fence and\n"
+"                       report the compositor's answer: the protocol\n"
+"                       requires UNSUPPORTED_BUFFER for shm and acceptance\n"
+"                       for dmabuf\n"
 "  -h, --help           show this help and exit\n"
 "\n"
 "Output (stdout): a \"compositor offers:\" line, one \"sync path:\" line,\n"
@@ -1175,7 +1217,7 @@ static void usage(FILE *f)
 "kfdsync.ko must be loaded (/dev/kfdsync_timeline).\n"
 "\n"
 "Exit status: 0 all frames presented after their fences (or, with\n"
-"--try-shm-acquire, the compositor refused with UNSUPPORTED_BUFFER);\n"
+"--try-acquire, the compositor answered as the protocol requires);\n"
 "1 a runtime failure (no connection, protocol error, a fence or a frame\n"
 "that did not come within --timeout-ms); 2 bad options or a forced path\n"
 "the compositor does not support; 3 a frame was presented before its fence\n"
@@ -1200,7 +1242,7 @@ static int parse_int(const char *opt, const char *s, int min, int max, int *out)
 
 static int parse_args(struct client *c, int argc, char **argv)
 {
-	enum { OPT_STALL = 256, OPT_TRY_SHM };
+	enum { OPT_STALL = 256, OPT_TRY_ACQUIRE };
 	static const struct option opts[] = {
 		{ "frames", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 's' },
@@ -1208,7 +1250,7 @@ static int parse_args(struct client *c, int argc, char **argv)
 		{ "compute-ms", required_argument, NULL, 'c' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "stall-frame", required_argument, NULL, OPT_STALL },
-		{ "try-shm-acquire", no_argument, NULL, OPT_TRY_SHM },
+		{ "try-acquire", required_argument, NULL, OPT_TRY_ACQUIRE },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1261,8 +1303,13 @@ static int parse_args(struct client *c, int argc, char **argv)
 			if (parse_int("--stall-frame", optarg, 0, INT_MAX, &c->stall_frame))
 				return -1;
 			break;
-		case OPT_TRY_SHM:
-			c->try_shm_acquire = true;
+		case OPT_TRY_ACQUIRE:
+			if (strcmp(optarg, "shm") && strcmp(optarg, "dmabuf")) {
+				fprintf(stderr, PROG ": --try-acquire: \"%s\" is not "
+					"shm or dmabuf\n", optarg);
+				return -1;
+			}
+			c->try_acquire = strcmp(optarg, "shm") ? PATH_EXPLICIT : PATH_SHM;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1307,8 +1354,8 @@ int main(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	if (c.try_shm_acquire) {
-		ret = try_shm_acquire(&c);
+	if (c.try_acquire != PATH_AUTO) {
+		ret = try_acquire(&c);
 		goto out;
 	}
 	ret = choose_path(&c);
