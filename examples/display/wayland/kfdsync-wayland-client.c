@@ -89,7 +89,7 @@ struct frame {
 
 struct client {
 	/* options */
-	int frames, width, height, compute_ms, timeout_ms, stall_frame;
+	int frames, width, height, compute_ms, timeout_ms, stall_frame, linger_ms;
 	enum sync_path want;
 	enum sync_path try_acquire;	/* PATH_AUTO: not trying */
 	bool verbose;
@@ -1200,6 +1200,8 @@ static void usage(FILE *f)
 "                       presentation (default 5000)\n"
 "      --stall-frame=N  the fence of frame N (from 0) never signals: shows\n"
 "                       what the compositor and the client do then\n"
+"      --linger-ms=MS   keep the window and its last frame for MS after\n"
+"                       the last frame (e.g. for a screenshot)\n"
 "      --try-acquire=TYPE\n"
 "                       instead of presenting frames, commit one buffer of\n"
 "                       TYPE (shm or dmabuf) with an acquire fence and\n"
@@ -1242,7 +1244,7 @@ static int parse_int(const char *opt, const char *s, int min, int max, int *out)
 
 static int parse_args(struct client *c, int argc, char **argv)
 {
-	enum { OPT_STALL = 256, OPT_TRY_ACQUIRE };
+	enum { OPT_STALL = 256, OPT_TRY_ACQUIRE, OPT_LINGER };
 	static const struct option opts[] = {
 		{ "frames", required_argument, NULL, 'n' },
 		{ "size", required_argument, NULL, 's' },
@@ -1251,6 +1253,7 @@ static int parse_args(struct client *c, int argc, char **argv)
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "stall-frame", required_argument, NULL, OPT_STALL },
 		{ "try-acquire", required_argument, NULL, OPT_TRY_ACQUIRE },
+		{ "linger-ms", required_argument, NULL, OPT_LINGER },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -1301,6 +1304,10 @@ static int parse_args(struct client *c, int argc, char **argv)
 			break;
 		case OPT_STALL:
 			if (parse_int("--stall-frame", optarg, 0, INT_MAX, &c->stall_frame))
+				return -1;
+			break;
+		case OPT_LINGER:
+			if (parse_int("--linger-ms", optarg, 0, 3600000, &c->linger_ms))
 				return -1;
 			break;
 		case OPT_TRY_ACQUIRE:
@@ -1361,6 +1368,12 @@ int main(int argc, char **argv)
 	ret = choose_path(&c);
 	if (ret == EXIT_OK)
 		ret = run_frames(&c);
+	if (c.linger_ms > 0 && !wl_display_get_error(c.dpy)) {
+		bool never = false;
+
+		/* Keep the last frame on the screen, e.g. for a screenshot. */
+		dispatch_until(&c, &never, c.linger_ms);
+	}
 out:
 	/* Stop the producer first: it ends a stalled fence. */
 	producer_stop(&c);
