@@ -7,7 +7,8 @@
 #
 # Two westons: the pixman renderer (wl_shm only, no zwp_linux_dmabuf_v1) and
 # the GL renderer on Mesa's software rasteriser (dmabuf import works, but no
-# EGL_ANDROID_native_fence_sync). Both advertise
+# EGL_ANDROID_native_fence_sync), which sees only vgem's DRM nodes so that
+# it renders on, and imports dmabufs through, the client's allocator. Both advertise
 # zwp_linux_explicit_synchronization_v1: the headless backend always does.
 # Protocol-level checks: the acquire fence is refused with shm
 # (UNSUPPORTED_BUFFER) and accepted with a dmabuf; the client falls back
@@ -16,6 +17,7 @@
 # where the client waits). Prints TAP.
 
 CLIENT=$1
+HERE=$(dirname "$0")
 PLAN=18
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -52,10 +54,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_weston SOCKET ARGS...: waits (at most 120 s) for its socket.
+# start_weston SOCKET ARGS...: waits (at most 120 s) for its socket. With
+# $WRAP set, weston runs under it.
 start_weston() {
 	sock=$1; shift
-	weston --backend=headless-backend.so --socket="$sock" --idle-time=0 \
+	$WRAP weston --backend=headless-backend.so --socket="$sock" --idle-time=0 \
 		--no-config "$@" >"$T/$sock.log" 2>&1 &
 	eval "PID_$sock=$!"
 	PIDS="$PIDS $!"
@@ -132,7 +135,7 @@ ensure_gl() {
 	fi
 	GLN=$((GLN + 1))
 	GL=gl$GLN
-	start_weston $GL --use-gl
+	WRAP="unshare -m $HERE/vgem-only" start_weston $GL --use-gl
 }
 
 if ensure_gl; then
