@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * wayland_headless: runs wayland_headless.sh on kfdsync-wayland-client.
+ * wayland_headless, wayland_drm: run their script on kfdsync-wayland-client.
  *
  * The guest suite runs programs by path without arguments; this launcher
  * has the script's and the client's paths built in.
