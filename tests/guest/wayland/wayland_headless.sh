@@ -84,8 +84,8 @@ run() {
 has() { grep -q -- "$2" "$T/$1"; }
 count() { grep -c -- "$2" "$T/$1"; }
 
-FR=4
-COMPUTE=150
+FR=3
+COMPUTE=100
 
 # ---- pixman renderer: wl_shm only ----------------------------------------
 if start_weston pixman; then
@@ -112,10 +112,10 @@ if start_weston pixman; then
 
 	# A compute job that never finishes: the client must not present it,
 	# and must say so and exit cleanly within --timeout-ms.
-	run px_stall pixman --frames 3 --compute-ms 50 --stall-frame 1 --timeout-ms 2000
+	run px_stall pixman --frames 3 --compute-ms 50 --stall-frame 1 --timeout-ms 1500
 	check "pixman: a fence that never signals: frame not presented, clear error, exit 1" \
 		test $rc -eq 1 -a "$(count px_stall 'after the fence$')" -eq 1 -a \
-		-n "$(grep 'frame 1: the compute fence did not signal within 2000 ms; not presenting it' "$T/px_stall")"
+		-n "$(grep 'frame 1: the compute fence did not signal within 1500 ms; not presenting it' "$T/px_stall")"
 else
 	for i in 1 2 3 4 5 6 7 8; do nok "pixman weston did not start"; done
 fi
