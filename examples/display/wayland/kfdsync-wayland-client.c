@@ -1055,6 +1055,13 @@ static int run_frames(struct client *c)
 		}
 		/* Wait (bounded) for the fence so its timestamp can be read. */
 		ret = kfdsync_sync_file_wait(fr->fence, (int64_t)c->timeout_ms * 1000000);
+		if (ret == 0 &&
+		    kfdsync_sync_file_get_status(fr->fence, NULL, &fs, 1) >= 1 &&
+		    fs.status < 0) {
+			fprintf(stderr, PROG ": frame %d: the compute fence ended with "
+				"an error: %s\n", n, strerror(-fs.status));
+			return EXIT_FAIL;
+		}
 		if (ret < 0 ||
 		    kfdsync_sync_file_get_status(fr->fence, NULL, &fs, 1) < 1 ||
 		    fs.status != 1) {

@@ -75,7 +75,7 @@ ok "weston (drm backend, kiosk-shell) starts"
 
 # The window stays up (--linger-ms) until the screendump is taken.
 WAYLAND_DISPLAY=drm ASAN_OPTIONS=detect_leaks=0 "$CLIENT" --frames $FR \
-	--compute-ms 100 --size 640x480 --linger-ms 20000 >"$T/client" 2>&1 &
+	--compute-ms 100 --timeout-ms 60000 --size 640x480 --linger-ms 60000 >"$T/client" 2>&1 &
 CPID=$!
 for i in $(seq 240); do
 	grep -q '^summary:' "$T/client" && break

@@ -76,7 +76,7 @@ start_weston() {
 run() {
 	name=$1 sock=$2; shift 2
 	WAYLAND_DISPLAY=$sock ASAN_OPTIONS=detect_leaks=0 \
-		timeout 120 "$CLIENT" "$@" >"$T/$name" 2>&1
+		timeout 300 "$CLIENT" --timeout-ms 60000 "$@" >"$T/$name" 2>&1
 	rc=$?
 	echo "# \$ $(basename "$CLIENT") $* -> exit $rc"
 	diag "$T/$name"
@@ -164,7 +164,7 @@ if ensure_gl; then
 	# reads the buffer with the CPU and does not wait. Either way the client
 	# must tell: "not presented, fence pending" or EARLY with exit status 3.
 	ensure_gl
-	run gl_implicit_stall $GL --path implicit --frames 1 --stall-frame 0 --timeout-ms 3000
+	run gl_implicit_stall $GL --path implicit --frames 1 --stall-frame 0 --timeout-ms 8000
 	if has gl_implicit_stall "frame 0: not presented, fence pending"; then
 		echo "# the compositor held the frame back until its fence signalled"
 		ok "gl: implicit path, pending fence: held back, or reported EARLY"
@@ -175,7 +175,7 @@ if ensure_gl; then
 	fi
 
 	ensure_gl
-	run gl_auto $GL --frames 1 --compute-ms $COMPUTE --timeout-ms 3000
+	run gl_auto $GL --frames 1 --compute-ms $COMPUTE
 	check "gl: auto takes the explicit path with a dmabuf" \
 		has gl_auto "^sync path: explicit (zwp_linux_explicit_synchronization_v1, dmabuf from vgem)"
 
