@@ -1360,11 +1360,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < c.frames; i++)
 		c.fr[i].fence = -1;
 
-	if (producer_start(&c) < 0) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	if (connect_and_bind(&c) < 0 || surface_create(&c) < 0) {
+	if (connect_and_bind(&c) < 0 || producer_start(&c) < 0 ||
+	    surface_create(&c) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}
