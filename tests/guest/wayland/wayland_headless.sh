@@ -124,8 +124,15 @@ fi
 # weston 10's GL renderer is fragile on software rendering (see below): each
 # check that needs it gets a running one, restarted if the last one died.
 GLN=0
+alive() { # a zombie (exited, not yet waited for) is not alive
+	[ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
+}
 ensure_gl() {
-	if [ $GLN -gt 0 ] && kill -0 "$(eval echo \$PID_gl$GLN)" 2>/dev/null; then
+	if [ "${1:-}" = fresh ] && [ $GLN -gt 0 ]; then
+		kill "$(eval echo \$PID_gl$GLN)" 2>/dev/null
+		wait "$(eval echo \$PID_gl$GLN)" 2>/dev/null
+	fi
+	if [ $GLN -gt 0 ] && alive "$(eval echo \$PID_gl$GLN)"; then
 		GL=gl$GLN
 		return 0
 	fi
@@ -181,8 +188,9 @@ if ensure_gl; then
 
 	# weston 10's GL renderer asserts has_native_fence_sync when it repaints
 	# a surface with an acquire fence, and llvmpipe has none; the protocol
-	# answer (the commit is accepted) comes before that repaint.
-	ensure_gl
+	# answer (the commit is accepted) comes before that repaint. The auto
+	# run above may have brought weston down already: start afresh.
+	ensure_gl fresh
 	run gl_try_dmabuf $GL --try-acquire=dmabuf
 	check "gl: acquire fence with a dmabuf buffer accepted" \
 		test $rc -eq 0 -a -n "$(grep '^dmabuf acquire fence: accepted by the compositor$' "$T/gl_try_dmabuf")"
