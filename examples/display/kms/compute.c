@@ -3,7 +3,6 @@
  * compute.c - the two compute back-ends of kfdsync-kms (see compute.h).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "compute.h"
 #include "display.h"
 #include "kfdsim.h"
+#include "message.h"
 
 /* Ring size of either back-end, in dwords: room for a few frames' packets. */
 #define RING_DWORDS	16384u
@@ -35,18 +35,6 @@ struct gpu {
 	void *mapped[8];		/* memory and buffers mapped to the GPU */
 	unsigned int num_mapped;
 };
-
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* ---- sim: the test rig's simulated GPU ---- */
 

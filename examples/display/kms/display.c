@@ -19,20 +19,9 @@
 #include <xf86drmMode.h>
 
 #include "display.h"
+#include "message.h"
 
 #define MAX_CARDS	16
-
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 /* The driver's name ("bochs-drm"), or "" if the fd is not a DRM device. */
 static void driver_name(int fd, char *name, size_t size)
