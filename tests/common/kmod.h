@@ -2,7 +2,7 @@
 /*
  * Module helpers for guest tests (they run as root in tests/vm/run's guest):
  * unload with retries, load this project's modules from $KFDSYNC_KMOD_DIR,
- * write kfdsync's parameters. Every helper returns 0 or -errno.
+ * read and write kfdsync's parameters. Every helper returns 0 or -errno.
  */
 #ifndef KFDSYNC_TESTS_KMOD_H
 #define KFDSYNC_TESTS_KMOD_H
@@ -60,6 +60,36 @@ static inline int kmod_load_project(const char *rel, const char *params)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* Read a small text file (sysfs) into @buf, without trailing newlines. */
+static inline int read_text(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return 0;
+}
+
+/* Read kfdsync's parameter @name into @buf (no newline). */
+static inline int kfdsync_param_read(const char *name, char *buf, size_t size)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
+	return read_text(path, buf, size);
 }
 
 /* Write kfdsync's parameter @name through sysfs. */

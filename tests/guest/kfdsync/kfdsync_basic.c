@@ -102,34 +102,12 @@ static const char *const param_names[] = {
 static char kfdsync_params[512];
 
 /* Read a small text file into @buf, without a trailing newline; -errno. */
-static int __read_text(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return n;
-	}
-	close(fd);
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	return 0;
-}
-
 static int __read_param_u32(const char *name, uint32_t *val)
 {
-	char path[256], buf[64];
+	char buf[64];
 	int ret;
 
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	ret = __read_text(path, buf, sizeof(buf));
+	ret = kfdsync_param_read(name, buf, sizeof(buf));
 	if (ret)
 		return ret;
 	*val = strtoul(buf, NULL, 0);
@@ -140,7 +118,7 @@ static bool relay_forced(void)
 {
 	char buf[8];
 
-	return !__read_text(KFDSYNC_PARAMS "hooks", buf, sizeof(buf)) &&
+	return !read_text(KFDSYNC_PARAMS "hooks", buf, sizeof(buf)) &&
 	       buf[0] == 'N';
 }
 
@@ -323,7 +301,7 @@ static void test_dev_node(void)
 	};
 
 	ok = !stat(KFDSYNC_DEV, &st) && S_ISCHR(st.st_mode) &&
-	     !__read_text(KFDSYNC_SYSFS_DEV, buf, sizeof(buf)) &&
+	     !read_text(KFDSYNC_SYSFS_DEV, buf, sizeof(buf)) &&
 	     sscanf(buf, "%u:%u", &maj, &min) == 2 &&
 	     major(st.st_rdev) == maj && minor(st.st_rdev) == min;
 	tap_ok(ok, "dev_node_exists");
@@ -540,7 +518,7 @@ static void test_params(const char *skip)
 		tap_ok(ret == -ERANGE, "%s", out_of_range[i].name);
 	}
 
-	ret = __read_text(KFDSYNC_PARAMS "max_contexts", saved, sizeof(saved));
+	ret = read_text(KFDSYNC_PARAMS "max_contexts", saved, sizeof(saved));
 	if (!ret)
 		ret = kfdsync_param_write("max_contexts", "1");
 	if (ret) {
@@ -750,7 +728,7 @@ static void save_params(void)
 	for (i = 0; i < NR_PARAMS; i++) {
 		snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s",
 			 param_names[i]);
-		if (__read_text(path, buf, sizeof(buf)))
+		if (read_text(path, buf, sizeof(buf)))
 			continue;
 		len += snprintf(kfdsync_params + len,
 				sizeof(kfdsync_params) - len, "%s%s=%s",

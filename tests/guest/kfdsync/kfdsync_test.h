@@ -11,38 +11,26 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "kmod.h"
 
 #define KFDSYNC_DEV		"/dev/kfdsync"
-#define KFDSYNC_PARAMS		"/sys/module/kfdsync/parameters/"
 
+/* kfdsync's integer parameter @name, or -1 if it cannot be read. */
 static inline int param_read(const char *name)
 {
-	char path[256];
-	int val = -1;
-	FILE *f;
+	char buf[32];
 
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
+	return kfdsync_param_read(name, buf, sizeof(buf)) ? -1 : atoi(buf);
 }
 
 static inline bool param_write(const char *name, int val)
 {
-	char path[256];
-	bool ok;
-	FILE *f;
+	char buf[32];
 
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	f = fopen(path, "w");
-	if (!f)
-		return false;
-	ok = fprintf(f, "%d\n", val) > 0;
-	return !fclose(f) && ok;
+	snprintf(buf, sizeof(buf), "%d\n", val);
+	return !kfdsync_param_write(name, buf);
 }
 
 static inline int open_kfdsync(void)

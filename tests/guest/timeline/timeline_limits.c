@@ -163,7 +163,7 @@ static void test_fence_limit(void)
 	int tl, f[9], extra = -1, same = -1, born = -1, i, err;
 	bool ok = true;
 
-	__param_read("max_timeline_fences", saved, sizeof(saved));
+	kfdsync_param_read("max_timeline_fences", saved, sizeof(saved));
 	if (kfdsync_param_write("max_timeline_fences", "8")) {
 		tap_skip("cannot write max_timeline_fences", "timeline_fences_limit");
 		tap_skip("cannot write max_timeline_fences", "timeline_fences_limit_same_value");
@@ -249,7 +249,7 @@ static void test_timeline_limit(void)
 		tap_skip("no debugfs", "timeline_open_limit");
 		return;
 	}
-	__param_read("max_timelines", saved, sizeof(saved));
+	kfdsync_param_read("max_timelines", saved, sizeof(saved));
 	snprintf(val, sizeof(val), "%u", count + 2);
 	if (kfdsync_param_write("max_timelines", val)) {
 		tap_skip("cannot write max_timelines", "timeline_open_limit");
@@ -280,7 +280,7 @@ static void test_watchdog(void)
 	uint64_t t0, elapsed;
 	bool ok;
 
-	__param_read("watchdog_ms", saved, sizeof(saved));
+	kfdsync_param_read("watchdog_ms", saved, sizeof(saved));
 	if (kfdsync_param_write("watchdog_ms", "400")) {
 		for (i = 0; i < 4; i++)
 			tap_skip("cannot write watchdog_ms", "%s", names[i]);
@@ -473,7 +473,7 @@ static void save_params(void)
 	dir = opendir(KFDSYNC_PARAMS);
 	while (dir && (de = readdir(dir))) {
 		if (de->d_name[0] == '.' ||
-		    __param_read(de->d_name, buf, sizeof(buf)))
+		    kfdsync_param_read(de->d_name, buf, sizeof(buf)))
 			continue;
 		len += snprintf(kfdsync_params + len,
 				sizeof(kfdsync_params) - len, "%s%s=%s",

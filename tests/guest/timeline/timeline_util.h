@@ -218,27 +218,4 @@ static inline int __tl_debugfs_counts(unsigned int *timelines, int *fences)
 	return n == 3 ? 0 : -EPROTO;
 }
 
-/* Read a kfdsync module parameter into @buf (no newline); 0 or -errno. */
-static inline int __param_read(const char *name, char *buf, size_t size)
-{
-	char path[512];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	close(fd);
-	if (n < 0)
-		return n;
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	return 0;
-}
-
 #endif /* KFDSYNC_TESTS_TIMELINE_UTIL_H */
