@@ -40,6 +40,7 @@ struct relay_item {
  * @n_items:	length of @items
  * @cap:	allocated length of @items
  * @stop:	the thread should return
+ * @pid:	the process the thread runs in
  */
 struct kfdsync_import_relay {
 	pthread_t thread;
@@ -49,6 +50,7 @@ struct kfdsync_import_relay {
 	size_t n_items;
 	size_t cap;
 	bool stop;
+	pid_t pid;
 };
 
 /* Set amdkfd event @event_id of this process through libhsakmt. */
@@ -159,6 +161,7 @@ static int relay_start(struct kfdsync_ctx *ctx)
 		return ret;
 	}
 	pthread_mutex_init(&relay->lock, NULL);
+	relay->pid = getpid();
 	ret = pthread_create(&relay->thread, NULL, relay_main, relay);
 	if (ret) {
 		pthread_mutex_destroy(&relay->lock);
@@ -203,7 +206,8 @@ static int relay_add(struct kfdsync_import_relay *relay, int efd,
  * @ctx: the context, whose fd is still open
  *
  * Relayed imports still pending are dropped: closing the context cancels
- * their kernel side.
+ * their kernel side. In a child of fork(2), only the child's copies are
+ * freed.
  */
 void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx)
 {
@@ -212,11 +216,14 @@ void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx)
 
 	if (!relay)
 		return;
-	pthread_mutex_lock(&relay->lock);
-	relay->stop = true;
-	pthread_mutex_unlock(&relay->lock);
-	relay_wake(relay);
-	pthread_join(relay->thread, NULL);
+	/* In a child of fork(2) the thread does not exist: nothing to join. */
+	if (getpid() == relay->pid) {
+		pthread_mutex_lock(&relay->lock);
+		relay->stop = true;
+		pthread_mutex_unlock(&relay->lock);
+		relay_wake(relay);
+		pthread_join(relay->thread, NULL);
+	}
 
 	for (i = 0; i < relay->n_items; i++)
 		close(relay->items[i].eventfd);

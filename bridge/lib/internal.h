@@ -19,7 +19,7 @@ struct kfdsync_relays;
 /* A context: one open of /dev/kfdsync. */
 struct kfdsync_ctx {
 	int fd;
-	/* Protects the lazily started threads below. */
+	/* Protects the lazy start of @import_relay. */
 	pthread_mutex_t lock;
 	/* import.c's relay thread, or NULL. */
 	struct kfdsync_import_relay *import_relay;

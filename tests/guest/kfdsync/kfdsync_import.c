@@ -44,7 +44,7 @@
 #include "kfdsync_test.h"
 #include "vgem.h"
 
-#define PLAN			62
+#define PLAN			63
 #define PENDING_IMPORTS		100
 
 static int kfdsync = -1;
@@ -368,6 +368,21 @@ static void test_event(struct kfdsync_ctx *ctx)
 		tap_ok(ret == 0, "library_relay_set_event_import (%s)", strerror(-ret));
 	} else {
 		tap_ok(true, "library_relay_not_needed_with_hooks");
+	}
+	{
+		/* A child of fork() has no relay thread: freeing its copy must not wait. */
+		int status = -1;
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			alarm(10);
+			kfdsync_ctx_free(ctx);
+			_exit(0);
+		}
+		if (pid > 0 && waitpid(pid, &status, 0) != pid)
+			status = -1;
+		tap_ok(pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		       "ctx_free_in_forked_child_returns (status %#x)", status);
 	}
 
 	waiter_start(&w, ev);
