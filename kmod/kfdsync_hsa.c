@@ -199,8 +199,7 @@ int kfdsync_ioctl_export_condition(struct kfdsync_ctx *ctx,
 	if (args.value_addr != (unsigned long)args.value_addr ||
 	    !IS_ALIGNED(args.value_addr, sizeof(u64)))
 		return -EINVAL;
-	/* A context acts only for the process that opened it. */
-	if (current->mm != ctx->mm)
+	if (!kfdsync_ctx_is_caller(ctx))
 		return -EPERM;
 
 	watch = kfdsync_watch_new(args.value_addr, args.condition,

@@ -258,6 +258,8 @@ int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
 	ret = kfdsync_import_check(args);
 	if (ret)
 		return ret;
+	if (!kfdsync_ctx_is_caller(ctx))
+		return -EPERM;
 
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)

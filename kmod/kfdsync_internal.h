@@ -186,6 +186,17 @@ static inline void kfdsync_ctx_put(struct kfdsync_ctx *ctx)
 	kref_put(&ctx->ref, kfdsync_ctx_release);
 }
 
+/**
+ * kfdsync_ctx_is_caller() - is the current process the context's owner?
+ * @ctx: the context
+ *
+ * A context acts only for the process that opened it.
+ */
+static inline bool kfdsync_ctx_is_caller(const struct kfdsync_ctx *ctx)
+{
+	return current->mm == ctx->mm;
+}
+
 void kfdsync_event_put(struct kfdsync_event *ev);
 struct kfdsync_event *kfdsync_event_lookup(struct kfdsync_ctx *ctx, u32 id);
 int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr);
