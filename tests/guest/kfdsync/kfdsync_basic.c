@@ -78,10 +78,12 @@ struct test_kfd_event_id_args {
 #define DEBUGFS			"/sys/kernel/debug"
 #define KFDSYNC_DEBUGFS		DEBUGFS "/kfdsync/"
 
-#define HOOKS_EXPECTED		(KFDSYNC_HOOK_GPU_INTERRUPT | KFDSYNC_HOOK_CPU_SET)
 #define HOOKS_ALL		(KFDSYNC_HOOK_GPU_INTERRUPT | KFDSYNC_HOOK_CPU_SET | \
 				 KFDSYNC_HOOK_HW_EXCEPTION | KFDSYNC_HOOK_VM_FAULT | \
-				 KFDSYNC_HOOK_RESET | KFDSYNC_HOOK_POISON)
+				 KFDSYNC_HOOK_RESET | KFDSYNC_HOOK_POISON | \
+				 KFDSYNC_HOOK_DESTROY | KFDSYNC_HOOK_FREE)
+/* Hooks are all or nothing. */
+#define HOOKS_EXPECTED		HOOKS_ALL
 
 /* Number of subtests in the plan; main() checks every one was reported. */
 #define PLAN			39
@@ -89,13 +91,13 @@ struct test_kfd_event_id_args {
 /* Hook names in debugfs, in KFDSYNC_HOOK_* bit order. */
 static const char *const hook_names[] = {
 	"gpu_interrupt", "cpu_set", "hw_exception", "vm_fault", "reset",
-	"poison",
+	"poison", "destroy", "free",
 };
 #define NR_HOOKS		(sizeof(hook_names) / sizeof(hook_names[0]))
 
 /* Module parameters, saved at start and given back on every reload. */
 static const char *const param_names[] = {
-	"hooks", "max_contexts", "max_events", "max_fences", "watchdog_ms",
+	"hooks", "max_user_contexts", "max_events", "max_fences", "watchdog_ms",
 	"watchdog_max_ms",
 };
 #define NR_PARAMS		(sizeof(param_names) / sizeof(param_names[0]))

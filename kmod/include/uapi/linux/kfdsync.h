@@ -43,9 +43,11 @@
  * bits of &kfdsync_info.hooks and &kfdsync_info.hooks_supported:
  *
  * KFDSYNC_HOOK_GPU_INTERRUPT:
- *	kfd_signal_event_interrupt(): a GPU interrupt signalled an event.
+ *	set_event_from_interrupt(): amdkfd acknowledges a slot a GPU wrote
+ *	and sets its event, while handling a GPU interrupt.
  * KFDSYNC_HOOK_CPU_SET:
- *	kfd_set_event(): a process set an event (AMDKFD_IOC_SET_EVENT).
+ *	set_event() called by kfd_set_event(): a process set an event
+ *	(AMDKFD_IOC_SET_EVENT).
  * KFDSYNC_HOOK_HW_EXCEPTION:
  *	kfd_signal_hw_exception_event(): hardware exception of a process.
  * KFDSYNC_HOOK_VM_FAULT:
@@ -54,6 +56,14 @@
  *	kfd_signal_reset_event(): GPU reset.
  * KFDSYNC_HOOK_POISON:
  *	kfd_signal_poison_consumed_event(): RAS poison consumed by a process.
+ * KFDSYNC_HOOK_DESTROY:
+ *	kfd_event_destroy(): a process destroyed an event.
+ * KFDSYNC_HOOK_FREE:
+ *	kfd_event_free_process(): amdkfd frees a process's events and signal
+ *	page.
+ *
+ * Hooks are all or nothing: either every hook this module knows is
+ * attached (%KFDSYNC_SOURCE_HOOKS) or none is (%KFDSYNC_SOURCE_RELAY).
  */
 #define KFDSYNC_HOOK_GPU_INTERRUPT	0x01U
 #define KFDSYNC_HOOK_CPU_SET		0x02U
@@ -61,6 +71,8 @@
 #define KFDSYNC_HOOK_VM_FAULT		0x08U
 #define KFDSYNC_HOOK_RESET		0x10U
 #define KFDSYNC_HOOK_POISON		0x20U
+#define KFDSYNC_HOOK_DESTROY		0x40U
+#define KFDSYNC_HOOK_FREE		0x80U
 
 /**
  * DOC: info flags
@@ -74,9 +86,15 @@
  * KFDSYNC_INFO_RELAY_FORCED:
  *	The module parameter hooks=N forces relay mode: kfdsync attaches no
  *	hooks, even when amdgpu is loaded, and userspace must relay signals.
+ * KFDSYNC_INFO_AMDKFD_UNVERIFIED:
+ *	kfdsync has not verified the amdkfd of this kernel release (the
+ *	prototypes of the functions it calls and probes): it attaches nothing
+ *	and calls nothing of amdkfd's; relay mode. KFDSYNC_IOCTL_STATUS says
+ *	which releases the module knows.
  */
 #define KFDSYNC_INFO_AMDKFD_PRESENT	0x01U
 #define KFDSYNC_INFO_RELAY_FORCED	0x02U
+#define KFDSYNC_INFO_AMDKFD_UNVERIFIED	0x04U
 
 /*
  * Size of &kfdsync_info.release: a Linux release string is at most 64
@@ -96,8 +114,9 @@
  *			attached is simply not set.
  * @hooks_supported:	Out: KFDSYNC_HOOK_* bits this module knows.
  * @info_flags:		Out: KFDSYNC_INFO_* bits.
- * @max_contexts:	Out: limit of open contexts, system-wide (module
- *			parameter max_contexts).
+ * @max_contexts:	Out: limit of open contexts of one user (module
+ *			parameter max_user_contexts); system-wide limits are
+ *			in &struct kfdsync_status.
  * @max_events:		Out: limit of events one context may register.
  * @max_fences:		Out: limit of unsignalled fences one context may
  *			have exported at a time.
@@ -187,19 +206,34 @@ struct kfdsync_info {
 /**
  * DOC: sources
  *
- * Where a context learns of signals, see KFDSYNC_IOCTL_EVENT_QUERY:
+ * What counts the signals of a registered event, see
+ * KFDSYNC_IOCTL_EVENT_QUERY. It is decided when the event is registered,
+ * by what is active then, and never changes for that event.
  *
  * KFDSYNC_SOURCE_HOOKS:
- *	kfdsync's kprobes on amdkfd (both KFDSYNC_HOOK_GPU_INTERRUPT and
- *	KFDSYNC_HOOK_CPU_SET attached). GPU signals are verified against the
- *	event's signal slot.
+ *	kfdsync's hooks on amdkfd (every KFDSYNC_HOOK_* attached). A GPU
+ *	signal is a write of the event's slot that amdkfd acknowledges while
+ *	handling an interrupt: each such write counts once, also when two
+ *	interrupt handlers find it at once (amdkfd then sets the event
+ *	twice); a second write that lands while amdkfd is acknowledging the
+ *	first is overwritten by amdkfd and is one signal with it, for amdkfd
+ *	as for kfdsync. A CPU signal is a successful kfd_set_event() (the
+ *	SET_EVENT ioctl). To tell its counted writes from new ones, kfdsync
+ *	replaces a written slot value with 0xfffffffffffffffe, which amdkfd
+ *	still reads as signalled; programs must not give that value meaning.
+ *	kfdsync counts a signal at most once and never one that did not
+ *	happen: a fence never signals before the signal it stands for.
  * KFDSYNC_SOURCE_RELAY:
- *	The hooks are not attached (hooks=N, no kprobes, amdgpu without the
- *	functions): the process reports its own signals with
- *	KFDSYNC_IOCTL_RELAY_SIGNAL, typically from a thread that waits on the
- *	events with hsaKmtWaitOnEvent(). Such a relay consumes auto-reset
- *	signals: only relay events no other thread waits on, or manual-reset
- *	events.
+ *	The hooks were not attached (hooks=N, a kernel whose amdkfd kfdsync
+ *	has not verified, kprobes unavailable): the process reports the
+ *	signals amdkfd delivers to it, typically from a thread that waits on
+ *	the events (KFDSYNC_IOCTL_RELAY_SIGNAL, KFDSYNC_IOCTL_RELAY_SIGNALS).
+ *	The age then counts what amdkfd delivered, which is the truth only
+ *	as far as amdkfd's own count is: amdkfd may signal an event twice for
+ *	one GPU write when two of the process's interrupt handlers run at
+ *	once (a process with queues on two GPUs), which a relay cannot tell
+ *	from two writes. A relay consumes auto-reset signals: only relay
+ *	events no other thread waits on, or manual-reset events.
  */
 #define KFDSYNC_SOURCE_HOOKS		1U
 #define KFDSYNC_SOURCE_RELAY		2U
@@ -225,25 +259,34 @@ struct kfdsync_event_register {
 /**
  * DOC: KFDSYNC_IOCTL_EVENT_REGISTER - watch one of the caller's KFD events
  *
- * Registers a signal event of the calling process with the context. The
- * slot is looked up in the caller's own address space: it must lie in
- * amdkfd's mapping of the process's events page (a VM_PFNMAP mapping made
- * by amdgpu) at the offset that belongs to @event_id (8 bytes per id from
- * the start of the 32 KiB events area). kfdsync reads the slot through the
- * kernel's mapping of the page, also after the process unmapped it.
- * kfdsync cannot tell whether amdkfd still knows the id; an id amdkfd never
+ * Registers a signal event of the calling process with the context.
+ *
+ * With the hooks active, the slot is looked up in the caller's own address
+ * space: @slot_addr must be exactly the slot of @event_id in a whole
+ * mapping of /dev/kfd's events area (the mapping libhsakmt makes at mmap
+ * offset KFD_MMAP_TYPE_EVENTS, not split or offset): the mapping's start
+ * plus 8 * @event_id. kfdsync reads the slot through the kernel's mapping
+ * of amdkfd's own signal page, also after the process unmapped it, until
+ * amdkfd destroys the event or frees the process (then its fences end, see
+ * "events"). On dGPUs, where libhsakmt places the events page in a GPU
+ * buffer instead of mapping /dev/kfd's, registration is refused (EINVAL).
+ * kfdsync cannot tell whether amdkfd knows the id; an id amdkfd never
  * created simply never signals.
+ *
+ * In relay mode the slot is not used and only checked for alignment.
  *
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory.
  * - EINVAL: unknown @flags; @event_id 0 or not below
- *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned, not mapped, not
- *   an amdkfd events mapping, not backed by a normal RAM page, or not the
- *   slot of @event_id.
- * - EPERM: the caller is not the process that opened the context.
+ *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned; with the
+ *   hooks: the caller has no amdkfd process, or @slot_addr is not the
+ *   slot of @event_id in a whole /dev/kfd events mapping of the caller.
+ * - EPERM: the caller is not the process that opened the context, or the
+ *   context's address space went away.
  * - EEXIST: @event_id is already registered with this context.
- * - ENOSPC: the context has max_events events registered.
+ * - ENOSPC: the context has max_events events registered, or the user
+ *   max_user_events.
  * - ENOMEM: out of memory.
  */
 #define KFDSYNC_IOCTL_EVENT_REGISTER \
@@ -282,8 +325,12 @@ struct kfdsync_event_unregister {
  * @age:	Out: signals seen since the registration.
  * @error:	Out: 0, or the sticky error (-errno) the event ended with.
  * @pending:	Out: unsignalled fences of the event.
- * @source:	Out: KFDSYNC_SOURCE_* active for the context right now.
- * @pad:	Out: 0.
+ * @source:	Out: KFDSYNC_SOURCE_* that counts the event's signals.
+ * @last_status: Out: how the event's last fence ended: 1 signalled, a
+ *		-errno (for example -ETIMEDOUT: its watchdog), 0 if none ended
+ *		yet. An eventfd export does not tell success from error: this
+ *		does, for the last one. (Called pad, and always 0, in ABI 1's
+ *		first modules.)
  */
 struct kfdsync_event_query {
 	__u32 event_id;
@@ -292,7 +339,7 @@ struct kfdsync_event_query {
 	__s32 error;
 	__u32 pending;
 	__u32 source;
-	__u32 pad;
+	__s32 last_status;
 };
 
 /**
@@ -345,7 +392,8 @@ struct kfdsync_export {
  *   age.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - EMFILE: the caller has no free file descriptor.
  * - ENOMEM: out of memory.
  */
@@ -387,11 +435,11 @@ struct kfdsync_relay_signal {
 /**
  * DOC: KFDSYNC_IOCTL_RELAY_SIGNAL - report a signal of one's own event
  *
- * In relay mode (&kfdsync_event_query.source is %KFDSYNC_SOURCE_RELAY) the
- * process tells kfdsync that amdkfd signalled @event_id: the age advances by
- * one and fences waiting for it signal. A process vouches only for its own
- * events (the context is bound to it); it can make its own fences signal
- * early, never another process's.
+ * For an event counted by the relay (&kfdsync_event_query.source is
+ * %KFDSYNC_SOURCE_RELAY) the process tells kfdsync that amdkfd signalled
+ * @event_id: the age advances by one and fences waiting for it signal. A
+ * process vouches only for its own events (the context is bound to it); it
+ * can make its own fences signal early, never another process's.
  *
  * Return: 0, or -1 with errno:
  *
@@ -399,10 +447,38 @@ struct kfdsync_relay_signal {
  * - EINVAL: unknown @flags.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - EBUSY: the hooks are the active source; relayed signals are refused.
+ * - EBUSY: the event is counted by the hooks; relayed signals are refused.
  */
 #define KFDSYNC_IOCTL_RELAY_SIGNAL \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x06, struct kfdsync_relay_signal)
+
+/**
+ * struct kfdsync_relay_signals - argument of KFDSYNC_IOCTL_RELAY_SIGNALS
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ * @count:	In: signals amdkfd delivered, 1 to 2^31 - 1.
+ * @pad:	In: must be 0.
+ */
+struct kfdsync_relay_signals {
+	__u32 event_id;
+	__u32 flags;
+	__u32 count;
+	__u32 pad;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_RELAY_SIGNALS - report several signals at once
+ *
+ * KFDSYNC_IOCTL_RELAY_SIGNAL for @count signals: for a relay that learns
+ * how many signals amdkfd delivered (the event age of amdkfd's
+ * AMDKFD_IOC_WAIT_EVENTS, KFD ioctl 1.14 and later), not only that some
+ * did.
+ *
+ * Return: 0, or -1 with errno as for KFDSYNC_IOCTL_RELAY_SIGNAL, and
+ * EINVAL for a @count of 0 or above 2^31 - 1, or non-zero @pad.
+ */
+#define KFDSYNC_IOCTL_RELAY_SIGNALS \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x0a, struct kfdsync_relay_signals)
 
 /**
  * DOC: imports
@@ -618,5 +694,91 @@ struct kfdsync_export_condition {
  */
 #define KFDSYNC_IOCTL_EXPORT_CONDITION \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x08, struct kfdsync_export_condition)
+
+/**
+ * DOC: relay reasons
+ *
+ * Why the hooks are not the source, in &kfdsync_status.relay_reason
+ * (0 while they are):
+ *
+ * KFDSYNC_RELAY_FORCED:	the module parameter hooks=N.
+ * KFDSYNC_RELAY_NO_AMDGPU:	amdgpu.ko is not loaded.
+ * KFDSYNC_RELAY_UNVERIFIED:	kfdsync has not verified this kernel's
+ *				amdkfd (or assume_unverified=Y).
+ * KFDSYNC_RELAY_MISSING:	an amdkfd function kfdsync calls or probes
+ *				was not found, or a hook did not attach.
+ * KFDSYNC_RELAY_NOT_FTRACE:	a hook would not be ftrace-based (its
+ *				handler would run in NMI-like context).
+ */
+#define KFDSYNC_RELAY_FORCED		1U
+#define KFDSYNC_RELAY_NO_AMDGPU		2U
+#define KFDSYNC_RELAY_UNVERIFIED	3U
+#define KFDSYNC_RELAY_MISSING		4U
+#define KFDSYNC_RELAY_NOT_FTRACE	5U
+
+/* Size of &kfdsync_status's strings, NUL included. */
+#define KFDSYNC_STATUS_TEXT_LEN		64
+
+/**
+ * struct kfdsync_status - the module's source of signals and the caller's
+ *			   usage, argument of KFDSYNC_IOCTL_STATUS
+ * @flags:		In: must be 0.
+ * @pad:		In: must be 0.
+ * @source:		Out: KFDSYNC_SOURCE_* an event registered now gets.
+ * @relay_reason:	Out: KFDSYNC_RELAY_*, 0 with the hooks.
+ * @hooks:		Out: KFDSYNC_HOOK_* attached.
+ * @pad2:		Out: 0.
+ * @hooks_missed:	Out: hook hits the kernel's kprobe core missed since
+ *			kfdsync was loaded (recursion): each may be a signal
+ *			that was not counted (its fence then ends by its
+ *			watchdog). 0 in normal operation.
+ * @user_contexts:	Out: open contexts of the caller's user.
+ * @user_timelines:	Out: open CPU timelines of the caller's user.
+ * @user_events:	Out: registered events of the caller's user.
+ * @user_fences:	Out: pending fences of the caller's user.
+ * @max_user_contexts:	Out: the per-user limits (module parameters).
+ * @max_user_timelines:	Out: see above.
+ * @max_user_events:	Out: see above.
+ * @max_user_fences:	Out: see above.
+ * @max_contexts:	Out: open contexts, system-wide.
+ * @max_timelines:	Out: open CPU timelines, system-wide.
+ * @detail:		Out: why relay mode, in words ("" with the hooks).
+ * @verified:		Out: the kernel releases (major.minor) whose amdkfd
+ *			this module verified, space-separated.
+ */
+struct kfdsync_status {
+	__u32 flags;
+	__u32 pad;
+	__u32 source;
+	__u32 relay_reason;
+	__u32 hooks;
+	__u32 pad2;
+	__u64 hooks_missed;
+	__u32 user_contexts;
+	__u32 user_timelines;
+	__u32 user_events;
+	__u32 user_fences;
+	__u32 max_user_contexts;
+	__u32 max_user_timelines;
+	__u32 max_user_events;
+	__u32 max_user_fences;
+	__u32 max_contexts;
+	__u32 max_timelines;
+	char detail[KFDSYNC_STATUS_TEXT_LEN];
+	char verified[KFDSYNC_STATUS_TEXT_LEN];
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_STATUS - where signals come from, what the user holds
+ *
+ * Any process that can open /dev/kfdsync may call it.
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: &kfdsync_status.flags or &kfdsync_status.pad is not zero.
+ */
+#define KFDSYNC_IOCTL_STATUS \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x09, struct kfdsync_status)
 
 #endif /* _UAPI_LINUX_KFDSYNC_H */
