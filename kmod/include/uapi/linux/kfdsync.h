@@ -19,6 +19,17 @@
 #include <linux/types.h>
 
 /**
+ * DOC: opening /dev/kfdsync
+ *
+ * Every open() is a context bound to the calling process (its thread group
+ * and address space); closing it ends the context. open() fails with
+ * EINVAL from a task without an address space, EMFILE when the caller's
+ * user (effective uid) has max_user_contexts contexts open, ENFILE at
+ * max_contexts system-wide, ENOMEM. /dev/kfdsync_timeline's open() fails
+ * likewise, with max_user_timelines and max_timelines.
+ */
+
+/**
  * DOC: ABI version
  *
  * KFDSYNC_ABI_VERSION is reported by KFDSYNC_IOCTL_INFO. It is bumped only
@@ -192,15 +203,45 @@ struct kfdsync_info {
  * SYNC_IOC_FILE_INFO, the eventfd is signalled either way):
  *
  * - -ETIMEDOUT: the fence's watchdog expired (module parameter watchdog_ms,
- *   or a per-export deadline, capped at watchdog_max_ms from now).
- * - -ECANCELED: the event was unregistered, the context closed, or the
- *   owning process's address space went away.
+ *   or a per-export deadline, capped at watchdog_max_ms from now), or that
+ *   of a fence of the same event at the same or a higher seqno (see below).
+ * - -ECANCELED: the event was unregistered, the context closed, the owning
+ *   process's address space went away, or amdkfd destroyed the event (its
+ *   id may then be reused by another event: kfdsync never lets that one
+ *   signal these fences).
  * - -EIO: hardware exception, RAS poison or GPU reset affecting the owner,
- *   or amdgpu (amdkfd) was unloaded.
+ *   amdkfd freeing the owner's events, or amdgpu (amdkfd) unloaded.
  * - -EFAULT: GPU memory (VM) fault of the owner.
  *
  * The errors other than -ETIMEDOUT are sticky: once an event ended with
  * one, every later export of it is born signalled with that error.
+ *
+ * What kfdsync guarantees:
+ *
+ * - I1, never early. A fence signals (without error) only after the
+ *   signal it stands for happened: with the hooks, after amdkfd
+ *   acknowledged the GPU's write of the slot or set the event from the CPU
+ *   (see "sources"); in relay mode, after the owner relayed it.
+ * - I2, always ends. Every fence ends within its watchdog at the latest,
+ *   and the module cannot be unloaded while any of its fences exists.
+ * - I3, each signal counted once. With the hooks, every write of the slot
+ *   amdkfd acknowledges counts exactly once, and every successful CPU set;
+ *   a write that lands while amdkfd is acknowledging the previous one is
+ *   one signal with it (amdkfd itself sees one). A hook hit the kernel
+ *   missed (KFDSYNC_IOCTL_STATUS.hooks_missed; recursion, not seen in
+ *   normal operation) may be a signal not counted: its fence then ends by
+ *   its watchdog, never early.
+ * - I4, order. All fences of an event share one fence context, seqno =
+ *   target age; they end in seqno order: when a fence ends with an error
+ *   (its watchdog), every pending fence of that event at or below its
+ *   seqno ends with it, and a fence exported later at or below that seqno
+ *   is born with -ETIMEDOUT. Condition fences have contexts of their own.
+ * - I5, resources follow references. A fence nobody holds any more leaves
+ *   its event and counts against no limit. Limits are per context and per
+ *   user (module parameters max_user_*: contexts, timelines, events,
+ *   pending fences, imports), so one user cannot deny another; pinned
+ *   memory (imports, conditions) is charged to the user's RLIMIT_MEMLOCK
+ *   unless the caller has CAP_IPC_LOCK.
  */
 
 /**
@@ -406,7 +447,8 @@ struct kfdsync_export {
  * The same fence as KFDSYNC_IOCTL_EXPORT_SYNC_FILE, kept inside kfdsync:
  * when it ends, the eventfd &kfdsync_export.fd is signalled (once; a fence
  * born signalled signals it before the ioctl returns). The eventfd does not
- * tell success from error; KFDSYNC_IOCTL_EVENT_QUERY does.
+ * tell success from error; &kfdsync_event_query.last_status tells how the
+ * event's last fence ended.
  *
  * Return: 0, or -1 with errno:
  *
@@ -416,7 +458,8 @@ struct kfdsync_export {
  * - EBADF: &kfdsync_export.fd is not an open file descriptor.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - ENOMEM: out of memory.
  */
 #define KFDSYNC_IOCTL_EXPORT_EVENTFD \
@@ -496,8 +539,8 @@ struct kfdsync_relay_signals {
  *    the caller's memory, as a GPU queue waiting with WAIT_REG_MEM (or an
  *    HSA signal waiter) expects: &kfdsync_import.value if the fence
  *    signalled, &kfdsync_import.error_value if it ended with an error. The
- *    page is pinned at import (pin_user_pages(FOLL_LONGTERM)) and released
- *    afterwards; the write is a single aligned 64-bit store, or 32-bit with
+ *    page is pinned at import (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM),
+ *    charged to the user's RLIMIT_MEMLOCK) and released afterwards; the write is a single aligned 64-bit store, or 32-bit with
  *    %KFDSYNC_IMPORT_MEMORY32, made atomically. With %KFDSYNC_IMPORT_SUB the
  *    value is atomically subtracted instead of stored (an HSA completion
  *    signal counts down).
@@ -536,9 +579,13 @@ struct kfdsync_relay_signals {
  * @flags:	In: KFDSYNC_IMPORT_* bits; at least one of MEMORY, SET_EVENT,
  *		FAIL_EVENT and EVENTFD. MEMORY32 and SUB need MEMORY.
  * @addr:	In, MEMORY: address in the caller's own writable memory,
- *		8-byte aligned (4 with MEMORY32). Ordinary memory only
- *		(anonymous, shared memory, files): not a device (VM_IO or
- *		VM_PFNMAP) mapping. Must be 0 without MEMORY.
+ *		8-byte aligned (4 with MEMORY32). Anonymous memory (private
+ *		or shared) and shmem (memfd, POSIX and SysV shared memory,
+ *		tmpfs) only: not a shared mapping of another file (its page
+ *		would be written behind its filesystem), not a device (VM_IO
+ *		or VM_PFNMAP) mapping. A private mapping of a file gets the
+ *		process's own copy of the page at import. Must be 0 without
+ *		MEMORY.
  * @value:	In, MEMORY: written (subtracted, with SUB) when the fence
  *		signals. Must fit in 32 bits with MEMORY32; 0 without MEMORY.
  * @error_value: In, MEMORY: written (subtracted) instead when the fence
@@ -577,7 +624,8 @@ struct kfdsync_import {
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable memory; or, with MEMORY, @addr is
- *   not mapped, not writable, or not ordinary memory of the caller.
+ *   not mapped, not writable, or not anonymous or shmem memory of the
+ *   caller.
  * - EBADF: @fd is not an open file descriptor.
  * - EBADF: &kfdsync_import.eventfd is not an open file descriptor.
  * - EINVAL: @fd is not a sync_file; &kfdsync_import.eventfd is not an
@@ -591,8 +639,10 @@ struct kfdsync_import {
  *   /dev/kfd, or already released it).
  * - EPERM: the caller is not the process that opened the context, or the
  *   context's address space went away.
- * - ENOSPC: the context has max_imports imports pending.
- * - ENOMEM: out of memory.
+ * - ENOSPC: the context has max_imports imports pending, or the user
+ *   max_user_imports.
+ * - ENOMEM: out of memory, or, with MEMORY, the page would exceed the
+ *   user's RLIMIT_MEMLOCK.
  */
 #define KFDSYNC_IOCTL_IMPORT_SYNC_FILE \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x07, struct kfdsync_import)
@@ -606,8 +656,9 @@ struct kfdsync_import {
  * event whose slot is the signal's mailbox). The registered event
  * &kfdsync_export_condition.event_id is only the wake-up hint; the value is
  * the truth. kfdsync pins the value's page at export
- * (pin_user_pages(FOLL_LONGTERM)) and reads the value through a kernel
- * mapping: at export (a condition that already holds gives a fence born
+ * (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM), so that it is the page the
+ * process itself writes, also for a page never written yet; charged to
+ * the user's RLIMIT_MEMLOCK) and reads the value through a kernel mapping: at export (a condition that already holds gives a fence born
  * signalled) and at every signal of the event (every advance of its age,
  * see "events"), until the fence ends. The pin is released when the fence
  * ends. Whoever changes the value must signal the event afterwards, as a
@@ -652,9 +703,8 @@ struct kfdsync_import {
  * @flags:	In: KFDSYNC_CONDITION_EVENTFD or 0.
  * @value_addr:	In: address of the 64-bit value in the caller's own memory,
  *		8-byte aligned (for an HSA signal, the address of
- *		amd_signal_t.value, i.e. the signal's handle + 8). Ordinary
- *		memory only (anonymous, shared memory, files): not a device
- *		(VM_IO or VM_PFNMAP) mapping.
+ *		amd_signal_t.value, i.e. the signal's handle + 8). Writable
+ *		anonymous or shmem memory only, as &kfdsync_import.addr.
  * @compare_value: In: the value the condition compares with.
  * @deadline_ns: In: as &kfdsync_export.deadline_ns.
  * @condition:	In: KFDSYNC_CONDITION_EQ, _NE, _LT or _GTE.
@@ -680,7 +730,8 @@ struct kfdsync_export_condition {
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory; or
- *   @value_addr is not mapped, or not ordinary memory of the caller.
+ *   @value_addr is not mapped writable anonymous or shmem memory of the
+ *   caller.
  * - EINVAL: unknown @flags; @condition not one of KFDSYNC_CONDITION_*;
  *   @value_addr not 8-byte aligned; with KFDSYNC_CONDITION_EVENTFD,
  *   &kfdsync_export_condition.fd is not an eventfd.
@@ -688,9 +739,11 @@ struct kfdsync_export_condition {
  *   not an open file descriptor.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - EMFILE: the caller has no free file descriptor.
- * - ENOMEM: out of memory.
+ * - ENOMEM: out of memory, or the page would exceed the user's
+ *   RLIMIT_MEMLOCK.
  */
 #define KFDSYNC_IOCTL_EXPORT_CONDITION \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x08, struct kfdsync_export_condition)
