@@ -73,7 +73,7 @@ CASES = [
 # header lines are taken from the kmod sources, so a column the module adds
 # is a column this test expects.
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kmod")
-TABLES = {"contexts": "kfdsync_drv.c", "events": "kfdsync_event.c",
+TABLES = {"contexts": "kfdsync_ctx.c", "events": "kfdsync_ctx.c",
           "timelines": "kfdsync_timeline.c"}
 
 

@@ -540,7 +540,8 @@ struct kfdsync_relay_signals {
  *    HSA signal waiter) expects: &kfdsync_import.value if the fence
  *    signalled, &kfdsync_import.error_value if it ended with an error. The
  *    page is pinned at import (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM),
- *    charged to the user's RLIMIT_MEMLOCK) and released afterwards; the write is a single aligned 64-bit store, or 32-bit with
+ *    charged to the user's RLIMIT_MEMLOCK) and released afterwards; the write
+ *    is a single aligned 64-bit store, or 32-bit with
  *    %KFDSYNC_IMPORT_MEMORY32, made atomically. With %KFDSYNC_IMPORT_SUB the
  *    value is atomically subtracted instead of stored (an HSA completion
  *    signal counts down).
@@ -658,7 +659,8 @@ struct kfdsync_import {
  * the truth. kfdsync pins the value's page at export
  * (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM), so that it is the page the
  * process itself writes, also for a page never written yet; charged to
- * the user's RLIMIT_MEMLOCK) and reads the value through a kernel mapping: at export (a condition that already holds gives a fence born
+ * the user's RLIMIT_MEMLOCK) and reads the value through a kernel mapping: at
+ * export (a condition that already holds gives a fence born
  * signalled) and at every signal of the event (every advance of its age,
  * see "events"), until the fence ends. The pin is released when the fence
  * ends. Whoever changes the value must signal the event afterwards, as a
