@@ -43,9 +43,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/fs.h>
-#include <linux/kallsyms.h>
 #include <linux/kernel.h>
-#include <linux/kobject.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -61,6 +59,7 @@
 #include <linux/kfdsync.h>
 
 #include "kfdsync_amdkfd.h"
+#include "kfdsync_ksym.h"
 
 /* The module that carries amdkfd. */
 #define KFDSYNC_AMDGPU		"amdgpu"
@@ -293,57 +292,6 @@ static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
 		     KFDSYNC_HOOK_FREE, kfdsync_hook_free),
 };
 
-/*
- * The extent of function @name given an address inside it (kprobes may sit
- * past an ENDBR): its start, and its end in *@end. 0 if @addr is not in it.
- */
-static unsigned long kfdsync_func_extent(unsigned long addr, const char *name,
-					 unsigned long *end)
-{
-	char buf[KSYM_SYMBOL_LEN];
-	size_t len = strlen(name);
-	unsigned long off, size;
-
-	sprint_symbol(buf, addr);
-	if (strncmp(buf, name, len) || buf[len] != '+')
-		return 0;
-	if (sscanf(buf + len, "+%lx/%lx", &off, &size) != 2 || off > addr)
-		return 0;
-	*end = addr - off + size;
-	return addr - off;
-}
-
-/* Address of amdgpu's function @name (and its end, if @end), or NULL. */
-static void *kfdsync_kfd_lookup(const char *name, unsigned long *end)
-{
-	char qualified[KSYM_NAME_LEN];
-	struct kprobe kp = { .symbol_name = qualified };
-	unsigned long start, stop = 0;
-
-	snprintf(qualified, sizeof(qualified), "%s:%s", KFDSYNC_AMDGPU, name);
-	if (register_kprobe(&kp))
-		return NULL;
-	start = kfdsync_func_extent((unsigned long)kp.addr, name, &stop);
-	unregister_kprobe(&kp);
-	if (!start)
-		return NULL;
-
-#ifdef CONFIG_X86_KERNEL_IBT
-	/* An indirect call needs an intact ENDBR64 when IBT is enforced. */
-	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
-		u32 insn;
-
-		if (copy_from_kernel_nofault(&insn, (void *)start,
-					     sizeof(insn)) ||
-		    insn != 0xfa1e0ff3)
-			return NULL;
-	}
-#endif
-	if (end)
-		*end = stop;
-	return (void *)start;
-}
-
 static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
 	__printf(2, 3);
 
@@ -374,8 +322,8 @@ static bool kfdsync_kfd_resolve(void)
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		addr[i] = kfdsync_kfd_lookup(names[i], i == 3 ? &set_event_end
-							      : NULL);
+		addr[i] = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, names[i],
+					      i == 3 ? &set_event_end : NULL);
 		if (!addr[i]) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
 					  "amdkfd's %s not found", names[i]);
@@ -505,29 +453,6 @@ static void kfdsync_amdkfd_gone(void)
 }
 
 /*
- * amdgpu, with a reference that keeps it from unloading, or NULL when it is
- * not loaded. Looks for its kobject in /sys/module (our own module's kset),
- * which exists from just after amdgpu is COMING until it is freed;
- * try_module_get() fails once it is GOING. Our kobject reference keeps the
- * struct module from being freed meanwhile.
- */
-static struct module *kfdsync_amdgpu_get(void)
-{
-	struct kset *modules = THIS_MODULE->mkobj.kobj.kset;
-	struct kobject *kobj;
-	struct module *mod;
-
-	kobj = kset_find_obj(modules, KFDSYNC_AMDGPU);
-	if (!kobj)
-		return NULL;
-	mod = container_of(kobj, struct module_kobject, kobj)->mod;
-	if (mod && !try_module_get(mod))
-		mod = NULL;
-	kobject_put(kobj);
-	return mod;
-}
-
-/*
  * Take amdgpu for a call into amdkfd from outside a hook (a hook runs
  * inside amdgpu's own code). NULL if the hooks are not active: then kfdsync
  * calls nothing of amdkfd's.
@@ -540,7 +465,7 @@ static struct module *kfdsync_amdkfd_enter(void)
 	if (!smp_load_acquire(&kfdsync_hooks_active))
 		return NULL;
 	/* amdgpu's exit runs before GOING is notified: hold it. */
-	amdgpu = kfdsync_amdgpu_get();
+	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
 	/* Still active with amdgpu held: the functions stay valid. */
 	if (amdgpu && !smp_load_acquire(&kfdsync_hooks_active)) {
 		module_put(amdgpu);
@@ -826,7 +751,7 @@ int kfdsync_amdkfd_init(const struct kfdsync_amdkfd_ops *ops, bool enable,
 
 	mutex_lock(&kfdsync_amdkfd_lock);
 	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
-	amdgpu = kfdsync_amdgpu_get();
+	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
 	if (amdgpu) {
 		kfdsync_amdkfd_arrived(amdgpu);
 		module_put(amdgpu);

@@ -24,8 +24,6 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_ctx.h"
-#include "kfdsync_event.h"
-#include "kfdsync_import.h"
 #include "kfdsync_user.h"
 
 /* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
@@ -45,7 +43,6 @@ void kfdsync_ctx_release(struct kref *ref)
 	kfdsync_user_put(ctx->user);
 	mmdrop(ctx->mm);
 	put_pid(ctx->tgid);
-	xa_destroy(&ctx->events);
 	kfree_rcu(ctx, rcu);
 }
 
@@ -55,10 +52,8 @@ static void kfdsync_ctx_mm_release(struct mmu_notifier *mn,
 {
 	struct kfdsync_ctx *ctx = container_of(mn, struct kfdsync_ctx, mn);
 
-	spin_lock(&ctx->lock);
-	ctx->dead = true;
-	spin_unlock(&ctx->lock);
-	kfdsync_ctx_events_fail(ctx, -ECANCELED);
+	kfdsync_imports_kill(&ctx->imports);
+	kfdsync_events_fail(&ctx->events, -ECANCELED);
 }
 
 static const struct mmu_notifier_ops kfdsync_ctx_mn_ops = {
@@ -102,11 +97,22 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 	mmgrab(ctx->mm);
 	get_task_comm(ctx->comm, current);
 	ctx->limits = *limits;
-	xa_init(&ctx->events);
-	spin_lock_init(&ctx->lock);
-	INIT_LIST_HEAD(&ctx->imports);
 	INIT_LIST_HEAD(&ctx->node);
-	atomic_set(&ctx->n_pending, 0);
+
+	ctx->events.max_events = limits->max_events;
+	ctx->events.max_user_events = limits->max_user_events;
+	ctx->events.max_fences = limits->max_fences;
+	ctx->events.max_user_fences = limits->max_user_fences;
+	ctx->events.watchdog_ms = limits->watchdog_ms;
+	ctx->events.watchdog_max_ms = limits->watchdog_max_ms;
+	kfdsync_events_init(&ctx->events, ctx->user, pid_nr(ctx->tgid));
+
+	ctx->imports.max = limits->max_imports;
+	ctx->imports.user_max = limits->max_user_imports;
+	ctx->imports.user = ctx->user;
+	ctx->imports.mm = ctx->mm;
+	ctx->imports.events = &ctx->events;
+	kfdsync_imports_init(&ctx->imports);
 
 	ctx->mn.ops = &kfdsync_ctx_mn_ops;
 	ret = mmu_notifier_register(&ctx->mn, ctx->mm);
@@ -146,14 +152,11 @@ void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
 	}
 	mutex_unlock(&kfdsync_ctx_lock);
 
-	spin_lock(&ctx->lock);
-	ctx->dead = true;
-	spin_unlock(&ctx->lock);
 	/* Waits for a running release callback. */
 	if (ctx->mn_registered)
 		mmu_notifier_unregister(&ctx->mn, ctx->mm);
-	kfdsync_ctx_imports_fini(ctx);
-	kfdsync_ctx_events_fini(ctx);
+	kfdsync_imports_fini(&ctx->imports);
+	kfdsync_events_fini(&ctx->events);
 	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_CONTEXTS);
 	kfdsync_ctx_put(ctx);
 }
@@ -167,7 +170,7 @@ void kfdsync_ctxs_amdkfd_gone(void)
 
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		kfdsync_ctx_events_fail(ctx, -EIO);
+		kfdsync_events_fail(&ctx->events, -EIO);
 	mutex_unlock(&kfdsync_ctx_lock);
 }
 
@@ -182,30 +185,30 @@ static int kfdsync_contexts_show(struct seq_file *m, void *unused)
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
 		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %-15u %-7u %-11u %u\n",
 			   ctx->id, pid_nr(ctx->tgid), ctx->comm, source,
-			   READ_ONCE(ctx->n_events),
-			   atomic_read(&ctx->n_pending),
+			   READ_ONCE(ctx->events.n),
+			   atomic_read(&ctx->events.n_pending),
 			   ctx->limits.max_events, ctx->limits.max_fences,
 			   ctx->limits.watchdog_ms,
 			   ctx->limits.watchdog_max_ms,
-			   READ_ONCE(ctx->n_imports), ctx->limits.max_imports,
+			   READ_ONCE(ctx->imports.n), ctx->limits.max_imports,
 			   __kuid_val(ctx->user->uid));
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(kfdsync_contexts);
 
-static int kfdsync_events_show(struct seq_file *m, void *unused)
+static int kfdsync_debugfs_events_show(struct seq_file *m, void *unused)
 {
 	struct kfdsync_ctx *ctx;
 
 	seq_puts(m, "# ctx      tgid     source id    age                  slot               pending error  last\n");
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		kfdsync_ctx_events_show(m, ctx);
+		kfdsync_events_show(m, &ctx->events, ctx->id);
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(kfdsync_events);
+DEFINE_SHOW_ATTRIBUTE(kfdsync_debugfs_events);
 
 /**
  * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts and events
@@ -215,5 +218,6 @@ void kfdsync_ctx_debugfs_init(struct dentry *root)
 {
 	debugfs_create_file("contexts", 0444, root, NULL,
 			    &kfdsync_contexts_fops);
-	debugfs_create_file("events", 0444, root, NULL, &kfdsync_events_fops);
+	debugfs_create_file("events", 0444, root, NULL,
+			    &kfdsync_debugfs_events_fops);
 }

@@ -29,7 +29,6 @@
 #include <linux/dma-fence.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
-#include <linux/pid.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/xarray.h>
@@ -37,7 +36,6 @@
 #include <linux/kfdsync.h>
 
 #include "kfdsync_amdkfd.h"
-#include "kfdsync_ctx.h"
 #include "kfdsync_event.h"
 #include "kfdsync_user.h"
 #include "kfdsync_watch.h"
@@ -61,14 +59,14 @@ static void kfdsync_event_put(struct kfdsync_event *ev)
 	kref_put(&ev->ref, kfdsync_event_release);
 }
 
-/* A registered event of @ctx, with a new reference, or NULL. */
-static struct kfdsync_event *kfdsync_event_lookup(struct kfdsync_ctx *ctx,
+/* A registered event of @evs, with a new reference, or NULL. */
+static struct kfdsync_event *kfdsync_event_lookup(struct kfdsync_events *evs,
 						  u32 id)
 {
 	struct kfdsync_event *ev;
 
 	rcu_read_lock();
-	ev = xa_load(&ctx->events, id);
+	ev = xa_load(&evs->table, id);
 	if (ev && !kref_get_unless_zero(&ev->ref))
 		ev = NULL;
 	rcu_read_unlock();
@@ -149,7 +147,7 @@ static void kfdsync_event_update(struct kfdsync_event *ev, u64 count,
 /* Take a registered event's resources back (after it left the table). */
 static void kfdsync_event_close(struct kfdsync_event *ev)
 {
-	struct kfdsync_ctx *ctx = ev->ctx;
+	struct kfdsync_events *evs = ev->evs;
 	unsigned long flags;
 
 	spin_lock_irqsave(&ev->fs->lock, flags);
@@ -160,22 +158,22 @@ static void kfdsync_event_close(struct kfdsync_event *ev)
 	if (ev->source == KFDSYNC_SOURCE_HOOKS)
 		kfdsync_slot_unsubscribe(&ev->sub);
 
-	spin_lock(&ctx->lock);
-	ctx->n_events--;
-	spin_unlock(&ctx->lock);
-	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_EVENTS);
+	spin_lock(&evs->lock);
+	evs->n--;
+	spin_unlock(&evs->lock);
+	kfdsync_user_uncharge(evs->user, KFDSYNC_USER_EVENTS);
 	kfdsync_event_put(ev);	/* the table's */
 }
 
-/* A new event of @ctx, not yet visible. */
-static struct kfdsync_event *kfdsync_event_new(struct kfdsync_ctx *ctx,
+/* A new event of @evs, not yet visible. */
+static struct kfdsync_event *kfdsync_event_new(struct kfdsync_events *evs,
 					       u32 id)
 {
 	const struct kfdsync_fences_limits limits = {
-		.pending = &ctx->n_pending,
-		.max = ctx->limits.max_fences,
-		.user = ctx->user,
-		.user_max = ctx->limits.max_user_fences,
+		.pending = &evs->n_pending,
+		.max = evs->max_fences,
+		.user = evs->user,
+		.user_max = evs->max_user_fences,
 	};
 	char timeline[KFDSYNC_TIMELINE_NAME_LEN];
 	struct kfdsync_event *ev;
@@ -183,8 +181,7 @@ static struct kfdsync_event *kfdsync_event_new(struct kfdsync_ctx *ctx,
 	ev = kzalloc(sizeof(*ev), GFP_KERNEL_ACCOUNT);
 	if (!ev)
 		return NULL;
-	snprintf(timeline, sizeof(timeline), "kfdsync:%d:ev%u",
-		 pid_nr(ctx->tgid), id);
+	snprintf(timeline, sizeof(timeline), "kfdsync:%d:ev%u", evs->tgid, id);
 	ev->fs = kfdsync_fences_new(dma_fence_context_alloc(1), timeline,
 				    &limits);
 	if (!ev->fs) {
@@ -192,7 +189,7 @@ static struct kfdsync_event *kfdsync_event_new(struct kfdsync_ctx *ctx,
 		return NULL;
 	}
 	kref_init(&ev->ref);
-	ev->ctx = ctx;
+	ev->evs = evs;
 	ev->id = id;
 	ev->registered = true;
 	ev->sub.ops = &kfdsync_event_sub_ops;
@@ -201,7 +198,7 @@ static struct kfdsync_event *kfdsync_event_new(struct kfdsync_ctx *ctx,
 
 /**
  * kfdsync_event_register() - register one of the caller's signal events
- * @ctx: the caller's context (current's process)
+ * @evs: the caller's context's events (current's process)
  * @id: amdkfd event id, 1 to %KFDSYNC_EVENT_ID_LIMIT - 1
  * @slot_addr: the event's slot in the caller's address space
  *
@@ -213,7 +210,7 @@ static struct kfdsync_event *kfdsync_event_new(struct kfdsync_ctx *ctx,
  * -EEXIST if @id is registered, -ENOSPC at the context's or the user's
  * limit of events, -ENOMEM, -EINTR, or -EPERM if the context is dead.
  */
-int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr)
+int kfdsync_event_register(struct kfdsync_events *evs, u32 id, u64 slot_addr)
 {
 	unsigned long addr = (unsigned long)slot_addr;
 	struct kfdsync_event *ev;
@@ -224,25 +221,25 @@ int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr)
 	    !IS_ALIGNED(addr, sizeof(u64)))
 		return -EINVAL;
 
-	spin_lock(&ctx->lock);
-	if (ctx->dead) {
+	spin_lock(&evs->lock);
+	if (evs->dead) {
 		ret = -EPERM;
-	} else if (ctx->n_events >= ctx->limits.max_events) {
+	} else if (evs->n >= evs->max_events) {
 		ret = -ENOSPC;
 	} else {
-		ctx->n_events++;
+		evs->n++;
 		ret = 0;
 	}
-	spin_unlock(&ctx->lock);
+	spin_unlock(&evs->lock);
 	if (ret)
 		return ret;
-	if (!kfdsync_user_charge(ctx->user, KFDSYNC_USER_EVENTS,
-				 ctx->limits.max_user_events)) {
+	if (!kfdsync_user_charge(evs->user, KFDSYNC_USER_EVENTS,
+				 evs->max_user_events)) {
 		ret = -ENOSPC;
 		goto err_count;
 	}
 
-	ev = kfdsync_event_new(ctx, id);
+	ev = kfdsync_event_new(evs, id);
 	if (!ev) {
 		ret = -ENOMEM;
 		goto err_user;
@@ -256,16 +253,16 @@ int kfdsync_event_register(struct kfdsync_ctx *ctx, u32 id, u64 slot_addr)
 		ret = kfdsync_slot_check(id, addr);
 	if (ret)
 		goto err_free;
-	ret = xa_insert(&ctx->events, id, ev, GFP_KERNEL_ACCOUNT);
+	ret = xa_insert(&evs->table, id, ev, GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		if (ret == -EBUSY)
 			ret = -EEXIST;
 		goto err_unsubscribe;
 	}
 	/* The address space went while we registered: as if it came after. */
-	spin_lock(&ctx->lock);
-	dead = ctx->dead;
-	spin_unlock(&ctx->lock);
+	spin_lock(&evs->lock);
+	dead = evs->dead;
+	spin_unlock(&evs->lock);
 	if (dead)
 		kfdsync_event_update(ev, 0, -ECANCELED);
 	return 0;
@@ -278,24 +275,24 @@ err_free:
 	kfdsync_fences_close(ev->fs);
 	kfdsync_event_put(ev);
 err_user:
-	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_EVENTS);
+	kfdsync_user_uncharge(evs->user, KFDSYNC_USER_EVENTS);
 err_count:
-	spin_lock(&ctx->lock);
-	ctx->n_events--;
-	spin_unlock(&ctx->lock);
+	spin_lock(&evs->lock);
+	evs->n--;
+	spin_unlock(&evs->lock);
 	return ret;
 }
 
 /**
  * kfdsync_event_unregister() - unregister an event, cancel its fences
- * @ctx: the context
+ * @evs: the context's events
  * @id: a registered event id
  *
  * Return: 0, or -ENOENT if @id is not registered.
  */
-int kfdsync_event_unregister(struct kfdsync_ctx *ctx, u32 id)
+int kfdsync_event_unregister(struct kfdsync_events *evs, u32 id)
 {
-	struct kfdsync_event *ev = xa_erase(&ctx->events, id);
+	struct kfdsync_event *ev = xa_erase(&evs->table, id);
 
 	if (!ev)
 		return -ENOENT;
@@ -305,16 +302,16 @@ int kfdsync_event_unregister(struct kfdsync_ctx *ctx, u32 id)
 
 /**
  * kfdsync_event_relay() - signals relayed by the owner
- * @ctx: the caller's context
+ * @evs: the caller's context's events
  * @id: a registered event id
  * @count: signals, at least 1
  *
  * Return: 0, -ENOENT if @id is not registered, -EBUSY if the event is
  * counted by the hooks.
  */
-int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id, u32 count)
+int kfdsync_event_relay(struct kfdsync_events *evs, u32 id, u32 count)
 {
-	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	struct kfdsync_event *ev = kfdsync_event_lookup(evs, id);
 	int ret = 0;
 
 	if (!ev)
@@ -329,7 +326,7 @@ int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id, u32 count)
 
 /**
  * kfdsync_event_fail() - end a registered event with an error
- * @ctx: the context
+ * @evs: the context's events
  * @id: a registered event id
  * @error: the -errno its pending fences end with; it becomes the event's
  *	   sticky error unless it has one already
@@ -338,9 +335,9 @@ int kfdsync_event_relay(struct kfdsync_ctx *ctx, u32 id, u32 count)
  *
  * Return: 0, or -ENOENT if @id is not registered.
  */
-int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error)
+int kfdsync_event_fail(struct kfdsync_events *evs, u32 id, int error)
 {
-	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	struct kfdsync_event *ev = kfdsync_event_lookup(evs, id);
 
 	if (!ev)
 		return -ENOENT;
@@ -350,15 +347,15 @@ int kfdsync_event_fail(struct kfdsync_ctx *ctx, u32 id, int error)
 }
 
 /**
- * kfdsync_event_exists() - is @id registered with @ctx?
- * @ctx: the context
+ * kfdsync_event_exists() - is @id registered in @evs?
+ * @evs: the context's events
  * @id: an event id
  *
  * Return: true if so, a snapshot.
  */
-bool kfdsync_event_exists(struct kfdsync_ctx *ctx, u32 id)
+bool kfdsync_event_exists(struct kfdsync_events *evs, u32 id)
 {
-	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	struct kfdsync_event *ev = kfdsync_event_lookup(evs, id);
 
 	if (ev)
 		kfdsync_event_put(ev);
@@ -367,16 +364,16 @@ bool kfdsync_event_exists(struct kfdsync_ctx *ctx, u32 id)
 
 /**
  * kfdsync_event_query() - an event's state
- * @ctx: the context
+ * @evs: the context's events
  * @id: a registered event id
  * @state: out: the state
  *
  * Return: 0, or -ENOENT if @id is not registered.
  */
-int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id,
+int kfdsync_event_query(struct kfdsync_events *evs, u32 id,
 			struct kfdsync_event_state *state)
 {
-	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	struct kfdsync_event *ev = kfdsync_event_lookup(evs, id);
 	unsigned long flags;
 
 	if (!ev)
@@ -393,20 +390,20 @@ int kfdsync_event_query(struct kfdsync_ctx *ctx, u32 id,
 }
 
 /* The watchdog expiry of a new fence, in CLOCK_MONOTONIC ns. */
-static u64 kfdsync_event_deadline(const struct kfdsync_ctx *ctx,
+static u64 kfdsync_event_deadline(const struct kfdsync_events *evs,
 				  u64 deadline_ns)
 {
 	u64 now = ktime_get_ns();
-	u64 max = now + (u64)ctx->limits.watchdog_max_ms * NSEC_PER_MSEC;
+	u64 max = now + (u64)evs->watchdog_max_ms * NSEC_PER_MSEC;
 
 	if (!deadline_ns)
-		return now + (u64)ctx->limits.watchdog_ms * NSEC_PER_MSEC;
+		return now + (u64)evs->watchdog_ms * NSEC_PER_MSEC;
 	return min(deadline_ns, max);
 }
 
 /**
  * kfdsync_event_export() - a fence of a registered event
- * @ctx: the caller's context
+ * @evs: the caller's context's events
  * @id: registered event id
  * @age: without @watch, the fence signals when the event's age exceeds
  *	 @age (at most the current age)
@@ -428,12 +425,12 @@ static u64 kfdsync_event_deadline(const struct kfdsync_ctx *ctx,
  * registered, -EINVAL if @age is in the future, -ENOSPC at max_fences or
  * max_user_fences, -ENOMEM.
  */
-struct dma_fence *kfdsync_event_export(struct kfdsync_ctx *ctx, u32 id,
+struct dma_fence *kfdsync_event_export(struct kfdsync_events *evs, u32 id,
 				       u64 age, struct kfdsync_watch *watch,
 				       u64 deadline_ns,
 				       struct eventfd_ctx *eventfd)
 {
-	struct kfdsync_event *ev = kfdsync_event_lookup(ctx, id);
+	struct kfdsync_event *ev = kfdsync_event_lookup(evs, id);
 	struct kfdsync_fence *f;
 	unsigned long flags;
 	u64 deadline;
@@ -450,7 +447,7 @@ struct dma_fence *kfdsync_event_export(struct kfdsync_ctx *ctx, u32 id,
 		kfdsync_event_put(ev);
 		return ERR_PTR(-ENOMEM);
 	}
-	deadline = kfdsync_event_deadline(ctx, deadline_ns);
+	deadline = kfdsync_event_deadline(evs, deadline_ns);
 
 	spin_lock_irqsave(&ev->fs->lock, flags);
 	if (!ev->registered) {
@@ -473,17 +470,36 @@ struct dma_fence *kfdsync_event_export(struct kfdsync_ctx *ctx, u32 id,
 }
 
 /**
- * kfdsync_ctx_events_fail() - end every event of a context with an error
- * @ctx: the context
+ * kfdsync_events_init() - set up a context's events
+ * @evs: the events, zeroed, the limits already set
+ * @user: the context's user (the context holds the reference)
+ * @tgid: the owner's process id
+ */
+void kfdsync_events_init(struct kfdsync_events *evs, struct kfdsync_user *user,
+			 pid_t tgid)
+{
+	xa_init(&evs->table);
+	spin_lock_init(&evs->lock);
+	atomic_set(&evs->n_pending, 0);
+	evs->user = user;
+	evs->tgid = tgid;
+}
+
+/**
+ * kfdsync_events_fail() - end every event with an error, no new ones
+ * @evs: the context's events
  * @error: the -errno (sticky for the events)
  */
-void kfdsync_ctx_events_fail(struct kfdsync_ctx *ctx, int error)
+void kfdsync_events_fail(struct kfdsync_events *evs, int error)
 {
 	struct kfdsync_event *ev;
 	unsigned long id;
 
+	spin_lock(&evs->lock);
+	evs->dead = true;
+	spin_unlock(&evs->lock);
 	rcu_read_lock();
-	xa_for_each(&ctx->events, id, ev) {
+	xa_for_each(&evs->table, id, ev) {
 		if (!kref_get_unless_zero(&ev->ref))
 			continue;
 		rcu_read_unlock();
@@ -495,28 +511,34 @@ void kfdsync_ctx_events_fail(struct kfdsync_ctx *ctx, int error)
 }
 
 /**
- * kfdsync_ctx_events_fini() - unregister every event of a closing context
- * @ctx: the context, dead (no new registrations)
+ * kfdsync_events_fini() - unregister every event of a closing context
+ * @evs: the context's events
  *
  * Pending fences end with -ECANCELED. Process context.
  */
-void kfdsync_ctx_events_fini(struct kfdsync_ctx *ctx)
+void kfdsync_events_fini(struct kfdsync_events *evs)
 {
 	struct kfdsync_event *ev;
 	unsigned long id;
 
-	xa_for_each(&ctx->events, id, ev) {
-		if (xa_cmpxchg(&ctx->events, id, ev, NULL, 0) == ev)
+	spin_lock(&evs->lock);
+	evs->dead = true;
+	spin_unlock(&evs->lock);
+	xa_for_each(&evs->table, id, ev) {
+		if (xa_cmpxchg(&evs->table, id, ev, NULL, 0) == ev)
 			kfdsync_event_close(ev);
 	}
+	xa_destroy(&evs->table);
 }
 
 /**
- * kfdsync_ctx_events_show() - a context's events, for debugfs
+ * kfdsync_events_show() - a context's events, for debugfs
  * @m: the seq_file
- * @ctx: the context
+ * @evs: the context's events
+ * @ctx_id: the context's id
  */
-void kfdsync_ctx_events_show(struct seq_file *m, struct kfdsync_ctx *ctx)
+void kfdsync_events_show(struct seq_file *m, struct kfdsync_events *evs,
+			 u64 ctx_id)
 {
 	struct kfdsync_event *ev;
 	unsigned long flags, id;
@@ -526,7 +548,7 @@ void kfdsync_ctx_events_show(struct seq_file *m, struct kfdsync_ctx *ctx)
 	u64 age, value;
 
 	rcu_read_lock();
-	xa_for_each(&ctx->events, id, ev) {
+	xa_for_each(&evs->table, id, ev) {
 		if (!kref_get_unless_zero(&ev->ref))
 			continue;
 		spin_lock_irqsave(&ev->fs->lock, flags);
@@ -541,7 +563,7 @@ void kfdsync_ctx_events_show(struct seq_file *m, struct kfdsync_ctx *ctx)
 		    kfdsync_slot_peek(&ev->sub, &value))
 			snprintf(slot, sizeof(slot), "%#018llx", value);
 		seq_printf(m, "%-8llu %-8d %-6s %-5lu %-20llu %-18s %-7u %-6d %d\n",
-			   ctx->id, pid_nr(ctx->tgid),
+			   ctx_id, evs->tgid,
 			   ev->source == KFDSYNC_SOURCE_HOOKS ? "hooks" : "relay",
 			   id, age, slot, pending, error, last);
 		kfdsync_event_put(ev);

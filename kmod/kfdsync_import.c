@@ -23,16 +23,16 @@
  * atomic subtract through kmap_local_page(). Every import holds one page at
  * most; max_imports bounds how many a context can have pending.
  *
- * Lifetime: an import holds references to its context, fence, page and
- * eventfd, and sits on &kfdsync_ctx.imports until it is done. Closing the
+ * Lifetime: an import holds references to its fence, page and eventfd,
+ * and sits on its context's &kfdsync_imports until it is done. Closing the
  * context removes every callback that has not run (those imports are
  * cancelled: nothing written, pins released) and flushes the workqueue for
- * the others, so no import outlives the file and the module cannot be
- * unloaded under one.
+ * the others, so no import outlives its context (it needs no reference to
+ * it) and the module cannot be unloaded under one.
  *
- * Locking: &kfdsync_ctx.lock protects the list (process context only).
+ * Locking: &kfdsync_imports.lock protects the list (process context only).
  * The callback runs under the fence's lock and takes nothing else; closing
- * takes &kfdsync_ctx.lock and then the fence's lock
+ * takes &kfdsync_imports.lock and then the fence's lock
  * (dma_fence_remove_callback()).
  */
 
@@ -52,7 +52,6 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_compat.h"
-#include "kfdsync_ctx.h"
 #include "kfdsync_event.h"
 #include "kfdsync_import.h"
 #include "kfdsync_pin.h"
@@ -75,8 +74,8 @@
  * struct kfdsync_import_op - one pending import
  * @cb:		Callback on @fence; queues @work.
  * @work:	Does the import, then frees it.
- * @node:	Entry in &kfdsync_ctx.imports, under &kfdsync_ctx.lock.
- * @ctx:	The importing context (reference held).
+ * @node:	Entry in &kfdsync_imports.list, under its lock.
+ * @imp:	The importing context's imports.
  * @fence:	The imported fence (reference held).
  * @pin:	MEMORY: the pinned target.
  * @pinned:	MEMORY: @pin is set.
@@ -92,7 +91,7 @@ struct kfdsync_import_op {
 	struct dma_fence_cb cb;
 	struct work_struct work;
 	struct list_head node;
-	struct kfdsync_ctx *ctx;
+	struct kfdsync_imports *imp;
 	struct dma_fence *fence;
 	struct kfdsync_pin pin;
 	bool pinned;
@@ -170,7 +169,6 @@ static void kfdsync_import_free(struct kfdsync_import_op *op, bool written)
 	if (op->eventfd)
 		eventfd_ctx_put(op->eventfd);
 	dma_fence_put(op->fence);
-	kfdsync_ctx_put(op->ctx);
 	kfree(op);
 }
 
@@ -185,24 +183,24 @@ static void kfdsync_import_work(struct work_struct *work)
 {
 	struct kfdsync_import_op *op =
 		container_of(work, struct kfdsync_import_op, work);
-	struct kfdsync_ctx *ctx = op->ctx;
+	struct kfdsync_imports *imp = op->imp;
 	int error = min(dma_fence_get_status(op->fence), 0);
 
 	/* The fence ended: no longer pending (max_imports), nor cancellable. */
-	spin_lock(&ctx->lock);
+	spin_lock(&imp->lock);
 	list_del(&op->node);
-	ctx->n_imports--;
-	spin_unlock(&ctx->lock);
-	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_IMPORTS);
+	imp->n--;
+	spin_unlock(&imp->lock);
+	kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);
 
 	/* First the error, so that nothing released below can beat it. */
 	if (error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))
-		kfdsync_event_fail(ctx, op->fail_event_id, error);
+		kfdsync_event_fail(imp->events, op->fail_event_id, error);
 	if (op->pinned && !op->written)
 		kfdsync_import_write(op, error ? op->error_value : op->value);
 	/* After the value: an HSA waiter woken by the event reads it. */
 	if (op->flags & KFDSYNC_IMPORT_SET_EVENT)
-		kfdsync_amdkfd_set_event(ctx->mm, op->event_id, false);
+		kfdsync_amdkfd_set_event(imp->mm, op->event_id, false);
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
 	kfdsync_import_free(op, true);
@@ -225,13 +223,14 @@ static void kfdsync_import_fence_cb(struct dma_fence *fence,
 
 /**
  * kfdsync_import() - act on the importer's behalf when a fence ends
- * @ctx: the caller's context (current's process)
+ * @imp: the caller's context's imports (current's process)
  * @args: the ioctl's argument, copied in and checked by
  *	  kfdsync_import_check()
  *
  * Return: 0, or -errno as listed for KFDSYNC_IOCTL_IMPORT_SYNC_FILE.
  */
-int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
+int kfdsync_import(struct kfdsync_imports *imp,
+		   const struct kfdsync_import *args)
 {
 	struct kfdsync_import_op *op;
 	int ret;
@@ -241,7 +240,7 @@ int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
 		return -ENOMEM;
 	INIT_WORK(&op->work, kfdsync_import_work);
 	INIT_LIST_HEAD(&op->node);
-	op->ctx = kfdsync_ctx_get(ctx);
+	op->imp = imp;
 	op->flags = args->flags;
 	op->event_id = args->event_id;
 	op->fail_event_id = args->fail_event_id;
@@ -265,13 +264,13 @@ int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
 	}
 
 	if ((args->flags & KFDSYNC_IMPORT_FAIL_EVENT) &&
-	    !kfdsync_event_exists(ctx, args->fail_event_id)) {
+	    !kfdsync_event_exists(imp->events, args->fail_event_id)) {
 		ret = -ENOENT;
 		goto err_free;
 	}
 
 	if (args->flags & KFDSYNC_IMPORT_SET_EVENT) {
-		ret = kfdsync_amdkfd_set_event(ctx->mm, args->event_id, true);
+		ret = kfdsync_amdkfd_set_event(imp->mm, args->event_id, true);
 		if (ret)
 			goto err_free;
 	}
@@ -286,20 +285,20 @@ int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
 	}
 
 	ret = 0;
-	spin_lock(&ctx->lock);
-	if (ctx->dead)
+	spin_lock(&imp->lock);
+	if (imp->dead)
 		ret = -EPERM;
-	else if (ctx->n_imports >= ctx->limits.max_imports ||
-		 !kfdsync_user_charge(ctx->user, KFDSYNC_USER_IMPORTS,
-				      ctx->limits.max_user_imports))
+	else if (imp->n >= imp->max ||
+		 !kfdsync_user_charge(imp->user, KFDSYNC_USER_IMPORTS,
+				      imp->user_max))
 		ret = -ENOSPC;
 	if (ret) {
-		spin_unlock(&ctx->lock);
+		spin_unlock(&imp->lock);
 		goto err_free;
 	}
-	list_add_tail(&op->node, &ctx->imports);
-	ctx->n_imports++;
-	spin_unlock(&ctx->lock);
+	list_add_tail(&op->node, &imp->list);
+	imp->n++;
+	spin_unlock(&imp->lock);
 
 	/* Ended already: no callback will come, do it now. */
 	if (dma_fence_add_callback(op->fence, &op->cb,
@@ -313,27 +312,49 @@ err_free:
 }
 
 /**
- * kfdsync_ctx_imports_fini() - cancel a closing context's imports
- * @ctx: the context
+ * kfdsync_imports_init() - set up a context's imports
+ * @imp: the imports, zeroed, the limits and pointers already set
+ */
+void kfdsync_imports_init(struct kfdsync_imports *imp)
+{
+	spin_lock_init(&imp->lock);
+	INIT_LIST_HEAD(&imp->list);
+}
+
+/**
+ * kfdsync_imports_kill() - no new imports (the address space went away)
+ * @imp: the context's imports
+ */
+void kfdsync_imports_kill(struct kfdsync_imports *imp)
+{
+	spin_lock(&imp->lock);
+	imp->dead = true;
+	spin_unlock(&imp->lock);
+}
+
+/**
+ * kfdsync_imports_fini() - cancel a closing context's imports
+ * @imp: the context's imports
  *
  * Imports whose fence has not ended are cancelled (nothing written, set or
  * signalled); the others are done before this returns.
  */
-void kfdsync_ctx_imports_fini(struct kfdsync_ctx *ctx)
+void kfdsync_imports_fini(struct kfdsync_imports *imp)
 {
 	struct kfdsync_import_op *op, *next;
 	LIST_HEAD(cancelled);
 
-	spin_lock(&ctx->lock);
-	list_for_each_entry_safe(op, next, &ctx->imports, node) {
+	spin_lock(&imp->lock);
+	imp->dead = true;
+	list_for_each_entry_safe(op, next, &imp->list, node) {
 		/* False: the callback ran, the worker owns the import. */
 		if (dma_fence_remove_callback(op->fence, &op->cb)) {
 			list_move_tail(&op->node, &cancelled);
-			ctx->n_imports--;
-			kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_IMPORTS);
+			imp->n--;
+			kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);
 		}
 	}
-	spin_unlock(&ctx->lock);
+	spin_unlock(&imp->lock);
 
 	list_for_each_entry_safe(op, next, &cancelled, node)
 		kfdsync_import_free(op, false);

@@ -143,12 +143,12 @@ static int kfdsync_ioctl_event_register(struct kfdsync_ctx *ctx, void *data,
 	struct kfdsync_event_register *args = data;
 	int ret;
 
-	ret = kfdsync_event_register(ctx, args->event_id, args->slot_addr);
+	ret = kfdsync_event_register(&ctx->events, args->event_id, args->slot_addr);
 	if (ret)
 		return ret;
 	args->age = 0;
 	if (copy_to_user(uarg, args, sizeof(*args))) {
-		kfdsync_event_unregister(ctx, args->event_id);
+		kfdsync_event_unregister(&ctx->events, args->event_id);
 		return -EFAULT;
 	}
 	return 0;
@@ -166,7 +166,7 @@ static int kfdsync_ioctl_event_unregister(struct kfdsync_ctx *ctx, void *data,
 {
 	const struct kfdsync_event_unregister *args = data;
 
-	return kfdsync_event_unregister(ctx, args->event_id);
+	return kfdsync_event_unregister(&ctx->events, args->event_id);
 }
 
 static int kfdsync_check_query(const void *data)
@@ -183,7 +183,7 @@ static int kfdsync_ioctl_event_query(struct kfdsync_ctx *ctx, void *data,
 	struct kfdsync_event_state st;
 	int ret;
 
-	ret = kfdsync_event_query(ctx, args->event_id, &st);
+	ret = kfdsync_event_query(&ctx->events, args->event_id, &st);
 	if (ret)
 		return ret;
 	args->age = st.age;
@@ -211,7 +211,7 @@ static int kfdsync_ioctl_export_sync_file(struct kfdsync_ctx *ctx, void *data,
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	fence = kfdsync_event_export(ctx, args->event_id, args->age, NULL,
+	fence = kfdsync_event_export(&ctx->events, args->event_id, args->age, NULL,
 				     args->deadline_ns, NULL);
 	if (IS_ERR(fence)) {
 		put_unused_fd(fd);
@@ -237,7 +237,8 @@ static int kfdsync_export_eventfd(struct kfdsync_ctx *ctx, u32 id, u64 age,
 		return PTR_ERR(eventfd);
 	}
 	/* On success the fence owns the eventfd reference. */
-	fence = kfdsync_event_export(ctx, id, age, watch, deadline_ns, eventfd);
+	fence = kfdsync_event_export(&ctx->events, id, age, watch, deadline_ns,
+				     eventfd);
 	if (IS_ERR(fence)) {
 		eventfd_ctx_put(eventfd);
 		return PTR_ERR(fence);
@@ -267,7 +268,7 @@ static int kfdsync_ioctl_relay_signal(struct kfdsync_ctx *ctx, void *data,
 {
 	const struct kfdsync_relay_signal *args = data;
 
-	return kfdsync_event_relay(ctx, args->event_id, 1);
+	return kfdsync_event_relay(&ctx->events, args->event_id, 1);
 }
 
 static int kfdsync_check_relays(const void *data)
@@ -283,13 +284,13 @@ static int kfdsync_ioctl_relay_signals(struct kfdsync_ctx *ctx, void *data,
 {
 	const struct kfdsync_relay_signals *args = data;
 
-	return kfdsync_event_relay(ctx, args->event_id, args->count);
+	return kfdsync_event_relay(&ctx->events, args->event_id, args->count);
 }
 
 static int kfdsync_ioctl_import_sync_file(struct kfdsync_ctx *ctx, void *data,
 					  void __user *uarg)
 {
-	return kfdsync_import(ctx, data);
+	return kfdsync_import(&ctx->imports, data);
 }
 
 static int kfdsync_check_condition(const void *data)
@@ -326,7 +327,7 @@ static int kfdsync_ioctl_export_condition(struct kfdsync_ctx *ctx,
 		return fd;
 	}
 	/* Consumes the watch. */
-	fence = kfdsync_event_export(ctx, args->event_id, 0, watch,
+	fence = kfdsync_event_export(&ctx->events, args->event_id, 0, watch,
 				     args->deadline_ns, NULL);
 	if (IS_ERR(fence)) {
 		put_unused_fd(fd);

@@ -9,11 +9,12 @@
  * change only applies to those opened afterwards.
  */
 
+#include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
+#include <linux/mm.h>
 
-#include "kfdsync_ctx.h"
 #include "kfdsync_params.h"
 
 static bool kfdsync_hooks = true;

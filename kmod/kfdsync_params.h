@@ -8,7 +8,30 @@
 
 #include <linux/types.h>
 
-struct kfdsync_limits;
+/**
+ * struct kfdsync_limits - the limits a context or timeline takes at open
+ * @max_events:		Events a context may register.
+ * @max_fences:		Pending fences of a context.
+ * @max_imports:	Pending imports of a context.
+ * @watchdog_ms:	Default fence watchdog, in milliseconds.
+ * @watchdog_max_ms:	Upper bound of a per-fence watchdog.
+ * @max_user_events:	Events the opener's user may register.
+ * @max_user_fences:	Pending fences of the opener's user.
+ * @max_user_imports:	Pending imports of the opener's user.
+ *
+ * Snapshots of the module parameters, so that a parameter changed through
+ * sysfs never changes the rules of a live context.
+ */
+struct kfdsync_limits {
+	u32 max_events;
+	u32 max_fences;
+	u32 max_imports;
+	u32 watchdog_ms;
+	u32 watchdog_max_ms;
+	u32 max_user_events;
+	u32 max_user_fences;
+	u32 max_user_imports;
+};
 
 /**
  * struct kfdsync_tl_limits - what a CPU timeline takes at open
