@@ -119,6 +119,32 @@ def kernel_short_name_resolves_to_newest_prepared():
 
 
 @test
+def newest_resolves_through_the_cache_file():
+    with tempfile.TemporaryDirectory() as d:
+        write(os.path.join(d, "kernels", "7.3.4+deb13-amd64", ".complete"), "")
+        old = vmrun.CACHE
+        vmrun.CACHE = d
+        try:
+            try:
+                vmrun.resolve_kernel("newest")
+                raise AssertionError("newest resolved without the cache file")
+            except vmrun.SetupError as e:
+                assert "install-deps" in str(e)
+            write(os.path.join(d, "newest"), "7.3.4+deb13-amd64\n")
+            assert vmrun.resolve_kernel("newest") == "7.3.4+deb13-amd64"
+            # 7.3 is also reachable by its short name.
+            assert vmrun.resolve_kernel("7.3") == "7.3.4+deb13-amd64"
+            write(os.path.join(d, "newest"), "7.4.1+deb13-amd64\n")
+            try:
+                vmrun.resolve_kernel("newest")
+                raise AssertionError("unprepared newest accepted")
+            except vmrun.SetupError as e:
+                assert "7.4.1+deb13-amd64" in str(e)
+        finally:
+            vmrun.CACHE = old
+
+
+@test
 def args_need_a_command():
     args = vmrun.parse_args(["--kernel", "6.12", "--", "echo", "--kernel"])
     assert args.kernel == "6.12" and args.cmd == ["echo", "--kernel"], args
