@@ -127,7 +127,7 @@ static void kfdsync_fence_release(struct dma_fence *fence)
 }
 
 static const struct dma_fence_ops kfdsync_fence_ops = {
-	.use_64bit_seqno = true,
+	KFDSYNC_FENCE_OPS_64BIT
 	.get_driver_name = kfdsync_fence_get_driver_name,
 	.get_timeline_name = kfdsync_fence_get_timeline_name,
 	.release = kfdsync_fence_release,
@@ -367,11 +367,11 @@ struct kfdsync_fence *kfdsync_fence_alloc(struct kfdsync_fences *fs,
 	INIT_LIST_HEAD(&f->dl_node);
 	/* Conditions are unordered: one fence context each. */
 	if (watch)
-		dma_fence_init(&f->base, &kfdsync_fence_ops, &fs->lock,
-			       dma_fence_context_alloc(1), 1);
+		kfdsync_dma_fence_init64(&f->base, &kfdsync_fence_ops, &fs->lock,
+					 dma_fence_context_alloc(1), 1);
 	else
-		dma_fence_init(&f->base, &kfdsync_fence_ops, &fs->lock,
-			       fs->context, seqno);
+		kfdsync_dma_fence_init64(&f->base, &kfdsync_fence_ops, &fs->lock,
+					 fs->context, seqno);
 	return f;
 }
 

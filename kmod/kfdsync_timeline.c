@@ -149,6 +149,7 @@ struct kfdsync_tl {
 /**
  * struct kfdsync_tl_fence - a fence of a CPU timeline
  * @base:	The dma_fence; first, as dma_fence_free() frees it.
+ * @tl:		The timeline (reference held).
  * @link:	Entry in &kfdsync_tl.pending while pending (timeline lock).
  * @age_link:	Entry in &kfdsync_tl.by_age while pending (timeline lock).
  * @done_link:	Entry in a list of signalled fences, with a reference.
@@ -158,6 +159,7 @@ struct kfdsync_tl {
  */
 struct kfdsync_tl_fence {
 	struct dma_fence base;
+	struct kfdsync_tl *tl;
 	struct list_head link;
 	struct list_head age_link;
 	struct list_head done_link;
@@ -179,7 +181,7 @@ static const struct dma_fence_ops kfdsync_tl_fence_ops;
 
 static struct kfdsync_tl *fence_tl(struct dma_fence *fence)
 {
-	return container_of(fence->lock, struct kfdsync_tl, lock);
+	return container_of(fence, struct kfdsync_tl_fence, base)->tl;
 }
 
 static void kfdsync_tl_free_rcu(struct rcu_head *rcu)
@@ -263,12 +265,12 @@ static void kfdsync_tl_fence_set_deadline(struct dma_fence *fence,
 	struct kfdsync_tl_fence *f = to_tl_fence(fence);
 	unsigned long flags;
 
-	spin_lock_irqsave(fence->lock, flags);
+	spin_lock_irqsave(&f->tl->lock, flags);
 	if (!test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags) ||
 	    ktime_before(deadline, f->deadline))
 		f->deadline = deadline;
 	__set_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags);
-	spin_unlock_irqrestore(fence->lock, flags);
+	spin_unlock_irqrestore(&f->tl->lock, flags);
 }
 #endif
 
@@ -425,6 +427,7 @@ static struct dma_fence *kfdsync_tl_fence_get(struct kfdsync_tl *tl,
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&f->link);
 	INIT_LIST_HEAD(&f->age_link);
+	f->tl = tl;
 	dma_fence_init(&f->base, &kfdsync_tl_fence_ops, &tl->lock, tl->context,
 		       value);
 
@@ -565,12 +568,12 @@ static long kfdsync_tl_ioctl_get_deadline(struct kfdsync_tl *tl,
 		goto out_put;
 	}
 
-	spin_lock_irqsave(fence->lock, flags);
+	spin_lock_irqsave(&f->tl->lock, flags);
 	if (test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags))
 		args.deadline_ns = ktime_to_ns(f->deadline);
 	else
 		ret = -ENOENT;
-	spin_unlock_irqrestore(fence->lock, flags);
+	spin_unlock_irqrestore(&f->tl->lock, flags);
 
 	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
 		ret = -EFAULT;

@@ -13,6 +13,7 @@
 #include <linux/ktime.h>
 #include <linux/workqueue.h>
 
+#include "kfdsync_compat.h"
 #include "kfdsync_watchdog.h"
 
 static struct workqueue_struct *kfdsync_watchdog_wq;
@@ -42,8 +43,8 @@ static void kfdsync_watchdog_work(struct work_struct *work)
 void kfdsync_watchdog_init(struct kfdsync_watchdog *wd,
 			   void (*expire)(struct kfdsync_watchdog *wd))
 {
-	hrtimer_init(&wd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	wd->timer.function = kfdsync_watchdog_fire;
+	kfdsync_hrtimer_setup(&wd->timer, kfdsync_watchdog_fire,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
 	INIT_WORK(&wd->work, kfdsync_watchdog_work);
 	wd->expire = expire;
 }
