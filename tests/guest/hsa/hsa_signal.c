@@ -66,7 +66,7 @@ static uint64_t event_age(uint32_t id)
 {
 	struct kfdsync_event_state st;
 
-	if (kfdsync_event_query(ctx, id, &st))
+	if (kfdsync_event_get_state(ctx, id, &st))
 		return UINT64_MAX;
 	return st.age;
 }
@@ -361,7 +361,7 @@ static void test_unregister_cancels(void)
 
 	bool info_ok;
 
-	kfdsync_event_unregister(ctx, sig.event_id);
+	kfdsync_event_remove(ctx, sig.event_id);
 	info_ok = fd >= 0 && ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
 	tap_ok(info_ok && before == 0 && fi.status == -ECANCELED &&
 	       !strcmp(fi.driver_name, "kfdsync"), "unregister_cancels (status %d)", fi.status);
@@ -492,7 +492,7 @@ static void test_import_fail_event(void)
 	if (later >= 0)
 		close(later);
 	/* A fresh registration has no error. */
-	kfdsync_event_unregister(ctx, sig.event_id);
+	kfdsync_event_remove(ctx, sig.event_id);
 	hsa_signal_destroy(s);
 }
 
