@@ -13,6 +13,11 @@
  * Fences named on the command line are an fd number this process inherited
  * ("3"), or another process's fd as /proc/PID/fd/N (duplicated with
  * pidfd_getfd(2), which needs ptrace permission over PID).
+ *
+ * --json output is valid JSON or nothing: it is written into a buffer
+ * (struct json_out) and copied to stdout only when the whole command
+ * succeeded; on failure stdout stays empty, the message goes to stderr and
+ * the exit status is 1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -23,7 +28,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -52,6 +63,46 @@ static void fail(const char *fmt, ...)
 }
 
 /*
+ * No permission on @dev: say who may open it (its real owner, group and
+ * mode) and what would let us, instead of guessing.
+ */
+static void fail_permission(const char *dev)
+{
+	char user[64], group[64];
+	struct group *gr;
+	struct passwd *pw;
+	struct stat st;
+	mode_t mode;
+
+	if (stat(dev, &st)) {
+		fail("no permission on %s (%s)", dev, strerror(errno));
+		return;
+	}
+	pw = getpwuid(st.st_uid);
+	gr = getgrgid(st.st_gid);
+	snprintf(user, sizeof(user), "%s", pw ? pw->pw_name : "?");
+	if (!pw)
+		snprintf(user, sizeof(user), "%u", (unsigned int)st.st_uid);
+	snprintf(group, sizeof(group), "%s", gr ? gr->gr_name : "?");
+	if (!gr)
+		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
+	mode = st.st_mode & 07777;
+	if (st.st_gid != 0 && (mode & 060) == 060)
+		fail("no permission on %s (owner %s, group %s, mode %04o): members of "
+		     "group '%s' may open it; join it (e.g. 'sudo adduser $USER %s', then log "
+		     "in again), or see kfdsync(1), PERMISSIONS", dev, user, group,
+		     (unsigned int)mode, group, group);
+	else if (st.st_uid == 0 && st.st_gid == 0 && !(mode & 066))
+		fail("no permission on %s (owner %s, group %s, mode %04o): only root may open "
+		     "it; the kfdsync udev rule (60-kfdsync.rules) gives it group 'render' "
+		     "and mode 0660, see kfdsync(1), PERMISSIONS", dev, user, group,
+		     (unsigned int)mode);
+	else
+		fail("no permission on %s (owner %s, group %s, mode %04o); see kfdsync(1), "
+		     "PERMISSIONS", dev, user, group, (unsigned int)mode);
+}
+
+/*
  * Why a kfdsync device could not be opened, in words: @dev is its path,
  * @things what each open makes ("contexts"), @limit the module parameter
  * that bounds them.
@@ -66,8 +117,7 @@ static void fail_open(int err, const char *dev, const char *things, const char *
 		break;
 	case EACCES:
 	case EPERM:
-		fail("no permission on %s (it belongs to group 'render': "
-		     "join it, or install the kfdsync udev rule)", dev);
+		fail_permission(dev);
 		break;
 	case ENFILE:
 		fail("too many kfdsync %s open (module parameter %s)", things, limit);
@@ -128,18 +178,59 @@ static const char *status_word(int32_t status)
 	return status > 0 ? "signalled" : status == 0 ? "pending" : "error";
 }
 
-static void json_string(const char *s)
+static void json_string(FILE *o, const char *s)
 {
-	putchar('"');
+	fputc('"', o);
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
+			fprintf(o, "\\%c", *s);
 		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
+			fprintf(o, "\\u%04x", *s);
 		else
-			putchar(*s);
+			fputc(*s, o);
 	}
-	putchar('"');
+	fputc('"', o);
+}
+
+/*
+ * --json output: everything goes into a memory buffer, and reaches stdout
+ * only if the command succeeds (json_finish() with status 0).
+ */
+struct json_out {
+	FILE *f;
+	char *buf;
+	size_t len;
+};
+
+/* Start buffering; NULL (with a message) if there is no memory. */
+static FILE *json_start(struct json_out *j)
+{
+	j->buf = NULL;
+	j->len = 0;
+	j->f = open_memstream(&j->buf, &j->len);
+	if (!j->f)
+		fail("cannot buffer the JSON output: %s", strerror(errno));
+	return j->f;
+}
+
+/*
+ * End buffering: with @status 0, copy the buffer to stdout. Returns the
+ * command's exit status (1 if stdout could not take the output).
+ */
+static int json_finish(struct json_out *j, int status)
+{
+	bool bad = fclose(j->f) != 0;
+
+	if (status == 0 && bad) {
+		fail("cannot buffer the JSON output");
+		status = 1;
+	}
+	if (status == 0 && (fwrite(j->buf, 1, j->len, stdout) != j->len || fflush(stdout))) {
+		fail("cannot write the output: %s", strerror(errno));
+		status = 1;
+	}
+	free(j->buf);
+	return status;
 }
 
 /*
@@ -215,25 +306,30 @@ static int cmd_info(int argc, char **argv)
 			   mi.hooks ? "hooks" : "relay";
 
 	if (json) {
-		printf("{\"abi_version\": %u, \"kernel\": ", mi.abi_version);
-		json_string(mi.release);
-		printf(", \"kernel_version\": \"%u.%u.%u\", \"mode\": ",
-		       mi.kernel_version >> 16, (mi.kernel_version >> 8) & 0xff,
-		       mi.kernel_version & 0xff);
-		json_string(mode);
-		printf(", \"amdkfd_present\": %s, \"hooks\": [",
-		       (mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "true" : "false");
+		struct json_out j;
+		FILE *o = json_start(&j);
+
+		if (!o)
+			return 1;
+		fprintf(o, "{\"abi_version\": %u, \"kernel\": ", mi.abi_version);
+		json_string(o, mi.release);
+		fprintf(o, ", \"kernel_version\": \"%u.%u.%u\", \"mode\": ",
+			mi.kernel_version >> 16, (mi.kernel_version >> 8) & 0xff,
+			mi.kernel_version & 0xff);
+		json_string(o, mode);
+		fprintf(o, ", \"amdkfd_present\": %s, \"hooks\": [",
+			(mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "true" : "false");
 		for (uint32_t bit = 1, n = 0; bit; bit <<= 1) {
 			if (!(mi.hooks_supported & bit) || !kfdsync_hook_name(bit))
 				continue;
-			printf("%s{\"name\": \"%s\", \"attached\": %s}", n++ ? ", " : "",
-			       kfdsync_hook_name(bit), (mi.hooks & bit) ? "true" : "false");
+			fprintf(o, "%s{\"name\": \"%s\", \"attached\": %s}", n++ ? ", " : "",
+				kfdsync_hook_name(bit), (mi.hooks & bit) ? "true" : "false");
 		}
-		printf("], \"limits\": {\"max_contexts\": %u, \"max_events\": %u, "
-		       "\"max_fences\": %u, \"watchdog_ms\": %u, \"watchdog_max_ms\": %u}}\n",
-		       mi.max_contexts, mi.max_events, mi.max_fences, mi.watchdog_ms,
-		       mi.watchdog_max_ms);
-		return 0;
+		fprintf(o, "], \"limits\": {\"max_contexts\": %u, \"max_events\": %u, "
+			"\"max_fences\": %u, \"watchdog_ms\": %u, \"watchdog_max_ms\": %u}}\n",
+			mi.max_contexts, mi.max_events, mi.max_fences, mi.watchdog_ms,
+			mi.watchdog_max_ms);
+		return json_finish(&j, 0);
 	}
 	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
 	printf("mode:     %s\n", mode);
@@ -256,8 +352,11 @@ static void usage_inspect(FILE *f)
 		"Show a sync_file's status, error and fences.\n", prog);
 }
 
-/* Print sync_file @fd (called @arg) as inspect does; 0, or 1 with a message. */
-static int show_sync_file(int fd, const char *arg, bool json, bool first)
+/*
+ * Print sync_file @fd (called @arg) as inspect does, to @o; 0, or 1 with a
+ * message.
+ */
+static int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first)
 {
 	struct kfdsync_fence_status fences[64];
 	struct kfdsync_sync_file_status st;
@@ -269,61 +368,63 @@ static int show_sync_file(int fd, const char *arg, bool json, bool first)
 		return 1;
 	}
 	if (json) {
-		printf("%s{\"fd\": ", first ? "" : ",\n");
-		json_string(arg);
-		printf(", \"name\": ");
-		json_string(st.name);
-		printf(", \"status\": \"%s\", \"error\": %d, \"fences\": [",
-		       status_word(st.status), st.status < 0 ? st.status : 0);
+		fprintf(o, "%s{\"fd\": ", first ? "" : ",\n");
+		json_string(o, arg);
+		fprintf(o, ", \"name\": ");
+		json_string(o, st.name);
+		fprintf(o, ", \"status\": \"%s\", \"error\": %d, \"fences\": [",
+			status_word(st.status), st.status < 0 ? st.status : 0);
 		for (int i = 0; i < n && i < 64; i++) {
-			printf("%s{\"driver\": ", i ? ", " : "");
-			json_string(fences[i].driver);
-			printf(", \"timeline\": ");
-			json_string(fences[i].timeline);
-			printf(", \"status\": \"%s\", \"error\": %d, \"timestamp_ns\": %" PRIu64 "}",
-			       status_word(fences[i].status),
-			       fences[i].status < 0 ? fences[i].status : 0,
-			       fences[i].timestamp_ns);
+			fprintf(o, "%s{\"driver\": ", i ? ", " : "");
+			json_string(o, fences[i].driver);
+			fprintf(o, ", \"timeline\": ");
+			json_string(o, fences[i].timeline);
+			fprintf(o, ", \"status\": \"%s\", \"error\": %d, \"timestamp_ns\": %"
+				PRIu64 "}", status_word(fences[i].status),
+				fences[i].status < 0 ? fences[i].status : 0,
+				fences[i].timestamp_ns);
 		}
-		printf("]}");
+		fprintf(o, "]}");
 		return 0;
 	}
-	printf("%s: sync_file \"%s\": %s", arg, st.name, status_word(st.status));
+	fprintf(o, "%s: sync_file \"%s\": %s", arg, st.name, status_word(st.status));
 	if (st.status < 0)
-		printf(" %d (%s)", st.status, strerror(-st.status));
-	printf(", %u fence%s\n", st.num_fences, st.num_fences == 1 ? "" : "s");
+		fprintf(o, " %d (%s)", st.status, strerror(-st.status));
+	fprintf(o, ", %u fence%s\n", st.num_fences, st.num_fences == 1 ? "" : "s");
 	for (int i = 0; i < n && i < 64; i++) {
-		printf("  %-10s %-32s %s", fences[i].driver, fences[i].timeline,
-		       status_word(fences[i].status));
+		fprintf(o, "  %-10s %-32s %s", fences[i].driver, fences[i].timeline,
+			status_word(fences[i].status));
 		if (fences[i].status < 0)
-			printf(" %d (%s)", fences[i].status, strerror(-fences[i].status));
+			fprintf(o, " %d (%s)", fences[i].status, strerror(-fences[i].status));
 		if (fences[i].status != 0 && fences[i].timestamp_ns)
-			printf(" at %" PRIu64 ".%06" PRIu64 " s",
-			       fences[i].timestamp_ns / 1000000000,
-			       fences[i].timestamp_ns % 1000000000 / 1000);
-		putchar('\n');
+			fprintf(o, " at %" PRIu64 ".%06" PRIu64 " s",
+				fences[i].timestamp_ns / 1000000000,
+				fences[i].timestamp_ns % 1000000000 / 1000);
+		fputc('\n', o);
 	}
 	if (n > 64)
-		printf("  ... %d more\n", n - 64);
+		fprintf(o, "  ... %d more\n", n - 64);
 	return ret;
 }
 
-static int inspect_one(const char *arg, bool json, bool first)
+static int inspect_one(FILE *o, const char *arg, bool json, bool first)
 {
 	int fd, ret;
 
 	fd = open_fence_arg(arg);
 	if (fd < 0)
 		return 1;
-	ret = show_sync_file(fd, arg, json, first);
+	ret = show_sync_file(o, fd, arg, json, first);
 	close(fd);
 	return ret;
 }
 
 static int cmd_inspect(int argc, char **argv)
 {
+	struct json_out j;
 	bool json;
 	int c, ret = 0;
+	FILE *o = stdout;
 
 	c = parse_json_opts(argc, argv, usage_inspect, &json);
 	if (c >= 0)
@@ -332,12 +433,22 @@ static int cmd_inspect(int argc, char **argv)
 		usage_inspect(stderr);
 		return EXIT_USAGE;
 	}
-	if (json)
-		printf("[");
-	for (int i = optind; i < argc; i++)
-		ret |= inspect_one(argv[i], json, i == optind);
-	if (json)
-		printf("]\n");
+	if (json) {
+		o = json_start(&j);
+		if (!o)
+			return 1;
+		fputc('[', o);
+	}
+	/*
+	 * Text: show every fence that can be shown. JSON: all or nothing, so
+	 * stop at the first failure.
+	 */
+	for (int i = optind; i < argc && !(json && ret); i++)
+		ret |= inspect_one(o, argv[i], json, i == optind);
+	if (json) {
+		fputs("]\n", o);
+		ret = json_finish(&j, ret);
+	}
 	return ret;
 }
 
@@ -423,15 +534,23 @@ static int cmd_wait(int argc, char **argv)
  * One debugfs table: "#" comment lines, the last of which names the
  * columns, then rows of whitespace-separated columns. The columns come
  * from that header line, so the tables may grow. Two columns are free text
- * and may contain spaces: "comm", a process's name, followed only by
- * numbers and words without spaces; and "name" when it is the last column,
- * which takes the rest of the line.
+ * and may contain spaces: "comm", a process's name, and "name" when it is
+ * the last column, which takes the rest of the line.
+ *
+ * debugfs is for people, and this parser is a stopgap until the module
+ * offers a stable query interface. comm is found by position: the module
+ * prints each column padded to the width its header gives it ("%-16s "
+ * for comm, which is at most 15 bytes), so comm is the text in that
+ * field, spaces and digits included ("gst 1"). A row whose comm does not
+ * fit its field falls back to a guess: comm ends where the expected run of
+ * numbers begins (ambiguous for a comm ending in a number).
  */
 #define MAX_COLS 16
 
 struct table {
 	char names[MAX_COLS][32];
 	const char *cols[MAX_COLS];
+	int width[MAX_COLS];	/* from the header: distance to the next column */
 	int ncols;
 	int comm_col;	/* or -1 */
 	bool name_last;
@@ -445,6 +564,8 @@ static void parse_header(const char *line, struct table *t)
 	char copy[1024], *save, *tok;
 	struct table h = { .comm_col = -1 };
 
+	int start[MAX_COLS];
+
 	snprintf(copy, sizeof(copy), "%s", line + 1);
 	for (tok = strtok_r(copy, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
 		if (h.ncols == MAX_COLS || strlen(tok) >= sizeof(h.names[0]) ||
@@ -452,10 +573,13 @@ static void parse_header(const char *line, struct table *t)
 			return;	/* a summary line, not a header */
 		if (!strcmp(tok, "comm"))
 			h.comm_col = h.ncols;
+		start[h.ncols] = (int)(tok - copy);
 		strcpy(h.names[h.ncols++], tok);
 	}
 	if (h.ncols < 2)
 		return;
+	for (int i = 0; i < h.ncols; i++)
+		h.width[i] = i + 1 < h.ncols ? start[i + 1] - start[i] : 0;
 	h.name_last = !strcmp(h.names[h.ncols - 1], "name");
 	*t = h;
 	for (int i = 0; i < t->ncols; i++)
@@ -482,11 +606,83 @@ static bool is_number(const char *s)
 	return true;
 }
 
+/*
+ * Cut comm out of @line by position (see struct table): the columns
+ * before it are single words, each padded to its header width. On
+ * success, comm is NUL-terminated in place (trailing padding removed),
+ * *@rest points after it and 0 is returned; -1 if the row does not have
+ * that shape.
+ */
+static int cut_comm(char *line, const struct table *t, char **f, char **rest)
+{
+	size_t pos = 0, len = strlen(line), w;
+
+	for (int i = 0; i < t->comm_col; i++) {
+		size_t tl = strcspn(line + pos, " \t\n"), next;
+
+		if (!tl || t->width[i] < 2)
+			return -1;
+		next = pos + (tl + 1 > (size_t)t->width[i] ? tl + 1 : (size_t)t->width[i]);
+		/* Padding only, up to where the next column starts. */
+		if (next >= len || line[next] == ' ' ||
+		    strspn(line + pos + tl, " ") != next - pos - tl)
+			return -1;
+		f[i] = line + pos;
+		f[i][tl] = '\0';
+		pos = next;
+	}
+	w = (size_t)t->width[t->comm_col];
+	/* comm fills its field, one space, then the next column. */
+	if (w < 2 || pos + w >= len || line[pos + w - 1] != ' ' || line[pos + w] == ' ')
+		return -1;
+	f[t->comm_col] = line + pos;
+	line[pos + w - 1] = '\0';
+	for (char *e = line + pos + w - 2; e >= line + pos && *e == ' '; e--)
+		*e = '\0';
+	*rest = line + pos + w;
+	return *f[t->comm_col] ? 0 : -1;
+}
+
 /* Split one row into @t->ncols fields; 0 or -1 if it does not fit. */
 static int split_row(char *line, const struct table *t, char **f)
 {
 	int n = 0, fixed_after, comm_end;
-	char *tok[128];
+	char *tok[128], copy[1024], *rest;
+
+	/* comm by position first; the guess below only if that fails. */
+	snprintf(copy, sizeof(copy), "%s", line);
+	if (t->comm_col >= 0 && !t->name_last && cut_comm(line, t, f, &rest) == 0) {
+		for (char *save, *p = strtok_r(rest, " \t\n", &save); p;
+		     p = strtok_r(NULL, " \t\n", &save)) {
+			if (t->comm_col + 1 + n >= t->ncols) {
+				n = -1;
+				break;
+			}
+			f[t->comm_col + 1 + n++] = p;
+		}
+		if (t->comm_col + 1 + n == t->ncols)
+			return 0;
+		n = 0;
+	}
+	if (t->comm_col >= 0 && t->name_last && cut_comm(line, t, f, &rest) == 0) {
+		int i = t->comm_col + 1;
+		char *save, *p = rest;
+
+		for (; p && i < t->ncols - 1; i++) {
+			p = strtok_r(i == t->comm_col + 1 ? rest : NULL, " \t\n", &save);
+			f[i] = p;
+		}
+		if (p) {
+			/* The last column, "name", is the rest of the line. */
+			p = i == t->comm_col + 1 ? rest : save;
+			p += strspn(p, " \t");
+			p[strcspn(p, "\n")] = '\0';
+			f[i] = p;
+			if (*p)
+				return 0;
+		}
+	}
+	strcpy(line, copy);
 
 	for (char *save, *p = strtok_r(line, " \t\n", &save); p && n < 128;
 	     p = strtok_r(NULL, " \t\n", &save))
@@ -545,7 +741,9 @@ static int cmd_list(int argc, char **argv)
 	};
 	const char *dir = DEBUGFS_DIR;
 	bool json = false, copy = false;
-	int c;
+	int c, status = 0;
+	struct json_out j;
+	FILE *o = stdout;
 
 	while ((c = getopt_long(argc, argv, "jd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -578,9 +776,13 @@ static int cmd_list(int argc, char **argv)
 			fail("no %s: %s", dir, strerror(errno));
 		return 1;
 	}
-	if (json)
-		printf("{");
-	for (int ti = 0; ti < ARRAY_SIZE(table_files); ti++) {
+	if (json) {
+		o = json_start(&j);
+		if (!o)
+			return 1;
+		fputc('{', o);
+	}
+	for (int ti = 0; ti < ARRAY_SIZE(table_files) && !status; ti++) {
 		const char *title = table_files[ti];
 		struct table t = { .comm_col = -1 };
 		char path[4096], line[1024], raw[1024];
@@ -591,12 +793,13 @@ static int cmd_list(int argc, char **argv)
 		f = fopen(path, "re");
 		if (!f) {
 			fail("cannot read %s: %s", path, strerror(errno));
-			return 1;
+			status = 1;
+			break;
 		}
 		if (json)
-			printf("%s\"%s\": [", ti ? ", " : "", title);
+			fprintf(o, "%s\"%s\": [", ti ? ", " : "", title);
 		else
-			printf("%s%s:\n", ti ? "\n" : "", title);
+			fprintf(o, "%s%s:\n", ti ? "\n" : "", title);
 		while (fgets(line, sizeof(line), f)) {
 			char *fields[MAX_COLS];
 
@@ -611,39 +814,41 @@ static int cmd_list(int argc, char **argv)
 			if (!t.ncols || split_row(line, &t, fields)) {
 				fail("%s: unexpected line '%s'%s", path, strtok(raw, "\n"),
 				     t.ncols ? "" : " (no column header)");
-				fclose(f);
-				return 1;
+				status = 1;
+				break;
 			}
 			if (json) {
-				printf("%s{", rows ? ", " : "");
+				fprintf(o, "%s{", rows ? ", " : "");
 				for (int i = 0; i < t.ncols; i++) {
-					printf("%s\"%s\": ", i ? ", " : "", t.cols[i]);
-					json_string(fields[i]);
+					fprintf(o, "%s\"%s\": ", i ? ", " : "", t.cols[i]);
+					json_string(o, fields[i]);
 				}
-				printf("}");
+				fputc('}', o);
 			} else {
 				if (!rows)
 					for (int i = 0; i < t.ncols; i++)
-						printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ?
-						       0 : 10, t.cols[i]);
+						fprintf(o, "%s%-*s", i ? " " : "  ",
+							i == t.ncols - 1 ? 0 : 10, t.cols[i]);
 				if (!rows)
-					putchar('\n');
+					fputc('\n', o);
 				for (int i = 0; i < t.ncols; i++)
-					printf("%s%-*s", i ? " " : "  ", i == t.ncols - 1 ? 0 : 10,
-					       fields[i]);
-				putchar('\n');
+					fprintf(o, "%s%-*s", i ? " " : "  ",
+						i == t.ncols - 1 ? 0 : 10, fields[i]);
+				fputc('\n', o);
 			}
 			rows++;
 		}
 		fclose(f);
 		if (json)
-			printf("]");
-		else if (!rows)
-			printf("  (none)\n");
+			fputc(']', o);
+		else if (!rows && !status)
+			fprintf(o, "  (none)\n");
 	}
-	if (json)
-		printf("}\n");
-	return 0;
+	if (json) {
+		fputs("}\n", o);
+		status = json_finish(&j, status);
+	}
+	return status;
 }
 
 static int parse_uint(const char *opt, const char *arg, unsigned long max, unsigned long *out)
@@ -787,10 +992,18 @@ static int cmd_merge(int argc, char **argv)
 	}
 	if (cmd) {
 		ret = run_with_fence(merged, (int)target, cmd);
+	} else if (json) {
+		struct json_out j;
+		FILE *o = json_start(&j);
+
+		ret = 1;
+		if (o) {
+			ret = show_sync_file(o, merged, "merged", true, true);
+			fputc('\n', o);
+			ret = json_finish(&j, ret);
+		}
 	} else {
-		ret = show_sync_file(merged, "merged", json, true);
-		if (json)
-			putchar('\n');
+		ret = show_sync_file(stdout, merged, "merged", false, true);
 	}
 	close(merged);
 	return ret;
