@@ -268,14 +268,15 @@ static void cli_timeline_step_tests(void)
 	tap_ok(shown(ret == 1 && strstr(out, "3: signalled with error -2"), out),
 	       "cli_timeline_watchdog_ends_with_enoent");
 	/*
-	 * --independent: one fence context each (a merge keeps both), and
-	 * "end 2" ends fence 2 alone; the next step signals fence 1.
+	 * --independent: one fence context each (a merge of two pending ones
+	 * keeps both), and "end 2" ends fence 2 alone; the next step signals
+	 * fence 1.
 	 */
 	ret = cli_run("end 2\nstep\n", false, false, -1, out, sizeof(out), (const char *[]){
-		"timeline", "--count", "3", "--interval", "0", "--stdin", "--independent", "--",
+		"timeline", "--count", "4", "--interval", "0", "--stdin", "--independent", "--",
 		"sh", "-c", "\"$0\" wait --timeout 10000 3; echo s1=$?; "
 		"\"$0\" wait --timeout 10000 4; echo s2=$?; \"$0\" wait --timeout 300 5; "
-		"echo s3=$?; \"$0\" merge 4 5", cli_path, NULL });
+		"echo s3=$?; \"$0\" merge 5 6", cli_path, NULL });
 	tap_ok(shown(ret == 0 && strstr(out, "s1=0") && strstr(out, "s2=1") &&
 		     strstr(out, "s3=124") && strstr(out, ", 2 fences"), out),
 	       "cli_timeline_independent_end_one");
