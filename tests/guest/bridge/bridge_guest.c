@@ -352,6 +352,67 @@ static void cli_permission_tests(void)
 	chmod(dev, st.st_mode & 07777);
 }
 
+/* True when @n bytes at @p are all zero. */
+static bool zeroed(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/*
+ * One rule for fence names (> 31 bytes: -EINVAL, never cut) on real
+ * sync_files; the structs' reserved space is zeroed on output and must be
+ * zero on input.
+ */
+static void reserved_and_name_tests(int sfa, int sfb)
+{
+	struct kfdsync_import_desc desc = { .flags = KFDSYNC_IMPORT_MEMORY };
+	struct kfdsync_fence_status fences[2];
+	struct kfdsync_sync_file_status st;
+	struct kfdsync_module_info mi;
+	static uint64_t word;
+	struct kfdsync_ctx *ctx;
+	int m31, m40, n, r1, r2;
+
+	m40 = kfdsync_sync_file_merge("a name of forty bytes, nine too many....", sfa, sfb);
+	m31 = kfdsync_sync_file_merge("thirty-one bytes: the longest..", sfa, sfb);
+	n = m31 >= 0 ? kfdsync_sync_file_get_status(m31, &st, NULL, 0) : m31;
+	tap_ok(m40 == -EINVAL && n >= 0 && !strcmp(st.name, "thirty-one bytes: the longest.."),
+	       "sync_file_merge_name_rule (40 bytes: %d, 31 bytes: \"%s\")", m40,
+	       n >= 0 ? st.name : "?");
+	memset(&st, 0xa5, sizeof(st));
+	memset(fences, 0xa5, sizeof(fences));
+	n = m31 >= 0 ? kfdsync_sync_file_get_status(m31, &st, fences, 2) : -1;
+	/* Both signalled by now: the merge may hold only the kernel's stub. */
+	tap_ok(n >= 0 && zeroed(st.reserved, sizeof(st.reserved)) &&
+	       (n == 0 || (zeroed(fences[0].reserved, sizeof(fences[0].reserved)) &&
+			   fences[0].pad == 0)), "sync_file_status_reserved_zeroed (%d)", n);
+	if (m31 >= 0)
+		close(m31);
+	if (kfdsync_ctx_new(&ctx)) {
+		tap_ok(false, "import_desc_reserved_must_be_zero: no context");
+		tap_ok(false, "module_info_reserved_zeroed: no context");
+		return;
+	}
+	desc.addr = &word;
+	desc.value = 1;
+	desc.reserved[3] = 1;
+	r1 = kfdsync_import_sync_file(ctx, sfa, &desc);
+	desc.reserved[3] = 0;
+	desc.pad = 1;
+	r2 = kfdsync_import_sync_file(ctx, sfa, &desc);
+	tap_ok(r1 == -EINVAL && r2 == -EINVAL, "import_desc_reserved_must_be_zero (%d, %d)", r1,
+	       r2);
+	memset(&mi, 0xa5, sizeof(mi));
+	tap_ok(kfdsync_ctx_get_module_info(ctx, &mi) == 0 && zeroed(mi.reserved, sizeof(mi.reserved)) &&
+	       memchr(mi.release, '\0', sizeof(mi.release)), "module_info_reserved_zeroed");
+	kfdsync_ctx_free(ctx);
+}
+
 int main(void)
 {
 	struct kfdsync_fence_status fences[4];
@@ -363,7 +424,7 @@ int main(void)
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, n;
 
-	tap_plan(51);
+	tap_plan(55);
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
@@ -440,6 +501,7 @@ int main(void)
 	cli_permission_tests();
 
 	tap_ok(kfdsync_sync_file_merge(NULL, sfa, vgem) == -EINVAL, "sync_file_merge_non_sync_file");
+	reserved_and_name_tests(sfa, sfb);
 	tap_ok(kfdsync_dmabuf_export_sync_file(vgem, KFDSYNC_DMABUF_READ) == -ENOTTY,
 	       "dmabuf_export_not_dmabuf");
 
