@@ -41,6 +41,8 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 		return;
 	/* Before the close, which cancels the imports the relay waits for. */
 	kfdsync_import_relay_stop(ctx);
+	/* ROCr may still call hints of this context: they must not use its fd. */
+	kfdsync_hsa_hints_forget(ctx);
 	/* Relays stop before the fd they report on is closed. */
 	kfdsync_relays_free(ctx->relays);
 	close(ctx->fd);
@@ -60,6 +62,16 @@ KFDSYNC_EXPORT int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled)
 	return kfdsync_relays_enable(ctx->relays, enabled);
 }
 
+/* The public structs' sizes are part of the ABI (kfdsync.h, "Structs"). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct kfdsync_module_info) == 144, "kfdsync_module_info");
+_Static_assert(sizeof(struct kfdsync_event_state) == 48, "kfdsync_event_state");
+_Static_assert(sizeof(struct kfdsync_import_desc) == 72, "kfdsync_import_desc");
+_Static_assert(sizeof(struct kfdsync_fence_status) == 96, "kfdsync_fence_status");
+_Static_assert(sizeof(struct kfdsync_sync_file_status) == 64, "kfdsync_sync_file_status");
+_Static_assert(sizeof(struct kfdsync_hsa_signal) == 40, "kfdsync_hsa_signal");
+#endif
+
 KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 					       struct kfdsync_module_info *info)
 {
@@ -78,7 +90,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 	memset(info, 0, sizeof(*info));
 	info->abi_version = ki.abi_version;
 	info->kernel_version = ki.kernel_version;
-	_Static_assert(sizeof(info->release) >= sizeof(ki.release), "release");
+	_Static_assert(sizeof(info->release) == sizeof(ki.release), "release");
 	memcpy(info->release, ki.release, sizeof(ki.release));
 	info->release[sizeof(info->release) - 1] = '\0';
 	info->hooks = ki.hooks;
