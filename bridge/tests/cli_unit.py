@@ -83,12 +83,21 @@ def header_of(source, first):
     return m.group(1) if m else None
 
 
-def row_format_of(source, first):
-    """The module's printf format of a row: the seq_printf after the header,
-    as Python %-conversions (one per column), or None."""
-    text = open(os.path.join(SRC, source), encoding="utf-8").read()
-    m = re.search(r'seq_puts\(m, "# ' + first + r' [a-z_ ]+\\n"\);.*?'
-                  r'seq_printf\(m, "([^"]*)\\n"', text, re.S)
+# Where a table's rows are printed, when not next to its header.
+ROW_SOURCES = {"events": "kfdsync_event.c"}
+
+
+def row_format_of(source, first, table=None):
+    """The module's printf format of a row: the seq_printf after the header
+    (or the first one of the file that prints the table's rows), as Python
+    %-conversions (one per column), or None."""
+    if table in ROW_SOURCES:
+        text = open(os.path.join(SRC, ROW_SOURCES[table]), encoding="utf-8").read()
+        m = re.search(r'seq_printf\(m, "([^"]*)\\n"', text)
+    else:
+        text = open(os.path.join(SRC, source), encoding="utf-8").read()
+        m = re.search(r'seq_puts\(m, "# ' + first + r' [a-z_ ]+\\n"\);.*?'
+                      r'seq_printf\(m, "([^"]*)\\n"', text, re.S)
     if not m:
         return None
     convs = re.findall(r"%([-#0-9]*)(?:ll|l|h|z)?([dusx])", m.group(1))
@@ -164,7 +173,7 @@ def list_copy_tests():
         want, bad = {}, []
         for table, source in TABLES.items():
             first = "ctx" if table == "events" else "id"
-            header, fmts = header_of(source, first), row_format_of(source, first)
+            header, fmts = header_of(source, first), row_format_of(source, first, table)
             cols = header[1:].split() if header else []
             if not fmts or len(fmts) != len(cols):
                 bad.append(f"{source}: {len(fmts or [])} formats, {len(cols)} columns")
