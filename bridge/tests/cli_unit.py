@@ -111,7 +111,8 @@ def module_row(table, cols, fmts):
     values = []
     for col, fmt in zip(cols, fmts):
         if fmt.endswith("s"):
-            values.append({"comm": "gst 1", "source": "relay"}.get(col, "my tl name"))
+            values.append({"comm": "gst 1", "source": "relay",
+                           "slot": "0xffffffffffffffff"}.get(col, "my tl name"))
         else:
             values.append(7)
     line = " ".join(f % v for f, v in zip(fmts, values))
