@@ -14,6 +14,7 @@
 #include <linux/minmax.h>
 #include <linux/moduleparam.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 
 #include "kfdsync_params.h"
 
@@ -74,7 +75,7 @@ static const struct kernel_param_ops kfdsync_param_range_ops = {
 
 /*
  * A writable unsigned int parameter @name in [@lo, @hi]. The description
- * is MODULE_PARM_DESC()'s, spelled so that @name appears once.
+ * is what MODULE_PARM_DESC() makes, spelled so that @name appears once.
  */
 #define KFDSYNC_PARAM(name, def, lo, hi, desc)				\
 	static unsigned int kfdsync_##name = (def);			\
@@ -83,8 +84,7 @@ static const struct kernel_param_ops kfdsync_param_range_ops = {
 	};								\
 	module_param_cb(name, &kfdsync_param_range_ops,			\
 			&kfdsync_##name##_range, 0644);			\
-	__MODULE_INFO(parm, kfdsync_##name##_desc,			\
-		      #name ":" desc " (" #lo "-" #hi ", default " #def ")")
+	MODULE_INFO(parm, #name ":" desc " (" #lo "-" #hi ", default " #def ")")
 
 KFDSYNC_PARAM(max_contexts, 65536, 1, 65536,
 	      "Open contexts, system-wide");

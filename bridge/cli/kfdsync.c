@@ -274,6 +274,7 @@ static void usage_info(FILE *f)
 
 static int cmd_info(int argc, char **argv)
 {
+	struct kfdsync_module_status ms;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
 	bool json;
@@ -292,6 +293,8 @@ static int cmd_info(int argc, char **argv)
 		return 1;
 	}
 	ret = kfdsync_ctx_get_module_info(ctx, &mi);
+	if (!ret && kfdsync_ctx_get_module_status(ctx, &ms))
+		memset(&ms, 0, sizeof(ms));
 	kfdsync_ctx_free(ctx);
 	if (ret == -EPROTO) {
 		fail("the loaded kfdsync module speaks another ABI; this tool needs ABI %d",
@@ -327,22 +330,41 @@ static int cmd_info(int argc, char **argv)
 			fprintf(o, "%s{\"name\": \"%s\", \"attached\": %s}", n++ ? ", " : "",
 				kfdsync_hook_name(bit), (mi.hooks & bit) ? "true" : "false");
 		}
-		fprintf(o, "], \"limits\": {\"max_contexts\": %u, \"max_events\": %u, "
-			"\"max_fences\": %u, \"watchdog_ms\": %u, \"watchdog_max_ms\": %u}}\n",
-			mi.max_contexts, mi.max_events, mi.max_fences, mi.watchdog_ms,
-			mi.watchdog_max_ms);
+		fprintf(o, "], \"relay_reason\": ");
+		json_string(o, ms.detail);
+		fprintf(o, ", \"verified\": ");
+		json_string(o, ms.verified);
+		fprintf(o, ", \"hooks_missed\": %llu, \"limits\": {\"max_contexts\": %u, "
+			"\"max_events\": %u, \"max_fences\": %u, \"watchdog_ms\": %u, "
+			"\"watchdog_max_ms\": %u}, \"user\": {\"contexts\": %u, "
+			"\"max_contexts\": %u, \"timelines\": %u, \"max_timelines\": %u, "
+			"\"events\": %u, \"max_events\": %u, \"fences\": %u, \"max_fences\": %u}}\n",
+			(unsigned long long)ms.hooks_missed, mi.max_contexts, mi.max_events,
+			mi.max_fences, mi.watchdog_ms, mi.watchdog_max_ms, ms.user_contexts,
+			ms.max_user_contexts, ms.user_timelines, ms.max_user_timelines,
+			ms.user_events, ms.max_user_events, ms.user_fences, ms.max_user_fences);
 		return json_finish(&j, 0);
 	}
 	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
 	printf("mode:     %s\n", mode);
+	if (ms.detail[0])
+		printf("why:      %s (amdkfd verified for %s)\n", ms.detail,
+		       ms.verified[0] ? ms.verified : "no release");
 	printf("hooks:   ");
 	for (uint32_t bit = 1; bit; bit <<= 1) {
 		if ((mi.hooks_supported & bit) && kfdsync_hook_name(bit))
 			printf(" %s%s", kfdsync_hook_name(bit),
 			       (mi.hooks & bit) ? "" : "(detached)");
 	}
-	printf("\nlimits:   %u contexts, %u events and %u pending fences per context\n",
-	       mi.max_contexts, mi.max_events, mi.max_fences);
+	printf("\nlimits:   %u events and %u pending fences per context; per user %u contexts, "
+	       "%u timelines, %u events, %u pending fences\n", mi.max_events, mi.max_fences,
+	       ms.max_user_contexts, ms.max_user_timelines, ms.max_user_events,
+	       ms.max_user_fences);
+	printf("you hold: %u contexts, %u timelines, %u events, %u pending fences\n",
+	       ms.user_contexts, ms.user_timelines, ms.user_events, ms.user_fences);
+	if (ms.hooks_missed)
+		printf("missed:   %llu hook hits (their signals end by watchdog)\n",
+		       (unsigned long long)ms.hooks_missed);
 	printf("watchdog: %u ms by default, at most %u ms\n", mi.watchdog_ms,
 	       mi.watchdog_max_ms);
 	return 0;

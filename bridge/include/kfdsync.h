@@ -134,6 +134,45 @@ struct kfdsync_module_info {
 int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 				struct kfdsync_module_info *info);
 
+/** Size of the strings of struct kfdsync_module_status, NUL included. */
+#define KFDSYNC_STATUS_TEXT 64
+
+/**
+ * Where the module's signals come from and what the caller's user holds
+ * (KFDSYNC_IOCTL_STATUS). 256 bytes, for good (see "Structs" above).
+ */
+struct kfdsync_module_status {
+	uint32_t source;            /**< KFDSYNC_SOURCE_* an event registered now gets */
+	uint32_t relay_reason;      /**< KFDSYNC_RELAY_*, 0 with the hooks */
+	uint32_t hooks;             /**< KFDSYNC_HOOK_* bits attached now */
+	uint32_t pad;               /**< zeroed */
+	uint64_t hooks_missed;      /**< hook hits the kernel missed (0 normally) */
+	uint32_t user_contexts;     /**< open contexts of the caller's user */
+	uint32_t user_timelines;    /**< open CPU timelines of the user */
+	uint32_t user_events;       /**< registered events of the user */
+	uint32_t user_fences;       /**< pending fences of the user */
+	uint32_t max_user_contexts; /**< the per-user limits */
+	uint32_t max_user_timelines;
+	uint32_t max_user_events;
+	uint32_t max_user_fences;
+	uint32_t max_contexts;      /**< open contexts, system-wide */
+	uint32_t max_timelines;     /**< open CPU timelines, system-wide */
+	char detail[KFDSYNC_STATUS_TEXT];   /**< why relay mode, in words */
+	char verified[KFDSYNC_STATUS_TEXT]; /**< releases whose amdkfd the module verified */
+	uint32_t reserved[16];      /**< zeroed; room for later fields */
+};
+
+/**
+ * Ask the module where its signals come from and, in relay mode, why (the
+ * hooks are attached only on kernel releases whose amdkfd it verified, all
+ * or none), and what the caller's user holds against which limits.
+ *
+ * @return 0, `-EINVAL` for NULL arguments, `-EOPNOTSUPP` from a module
+ *   without KFDSYNC_IOCTL_STATUS, or a negative errno from the ioctl.
+ */
+int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
+				  struct kfdsync_module_status *status);
+
 /**
  * Turn the export relay on (the default) or off for events registered from
  * now on; relays already running are not affected. See "The relay" in
@@ -249,7 +288,10 @@ struct kfdsync_event_state {
 	uint32_t pending; /**< unsignalled fences exported for it */
 	uint32_t source;  /**< how kfdsync learns of signals: KFDSYNC_SOURCE_HOOKS
 			       (kprobes on amdkfd) or KFDSYNC_SOURCE_RELAY */
-	uint32_t reserved[7]; /**< zeroed; room for later fields */
+	int32_t last_status; /**< how the event's last fence ended: 1 signalled,
+				  a -errno (-ETIMEDOUT: its watchdog), 0 none
+				  yet; what an eventfd export cannot tell */
+	uint32_t reserved[6]; /**< zeroed; room for later fields */
 };
 
 /**
@@ -292,8 +334,9 @@ int kfdsync_event_export_sync_file(struct kfdsync_ctx *ctx, uint32_t event_id,
 /**
  * Signal the caller's eventfd (add 1) at the next signal of @p event_id
  * after @p age, or when that fence ends with an error: for consumers that
- * only need a wake-up and must not hold a dma_fence. kfdsync_event_get_state()
- * tells success from failure afterwards.
+ * only need a wake-up and must not hold a dma_fence. The eventfd does not
+ * say how the fence ended: kfdsync_event_get_state()'s @c last_status does,
+ * for the event's last fence (1 signalled, or its -errno).
  *
  * @param eventfd  an eventfd(2) (borrowed: kfdsync takes its own reference)
  * @return 0, `-EINVAL` not an eventfd, or the errors of

@@ -104,6 +104,46 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 	return 0;
 }
 
+_Static_assert(sizeof(struct kfdsync_module_status) == 256, "kfdsync_module_status");
+_Static_assert(KFDSYNC_STATUS_TEXT == KFDSYNC_STATUS_TEXT_LEN, "status text");
+
+KFDSYNC_EXPORT int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
+						 struct kfdsync_module_status *status)
+{
+	struct kfdsync_status ks;
+	int ret;
+
+	if (!ctx || !status)
+		return -EINVAL;
+	memset(&ks, 0, sizeof(ks));
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_STATUS, &ks);
+	if (ret == -ENOTTY)
+		return -EOPNOTSUPP;
+	if (ret < 0)
+		return ret;
+
+	memset(status, 0, sizeof(*status));
+	status->source = ks.source;
+	status->relay_reason = ks.relay_reason;
+	status->hooks = ks.hooks;
+	status->hooks_missed = ks.hooks_missed;
+	status->user_contexts = ks.user_contexts;
+	status->user_timelines = ks.user_timelines;
+	status->user_events = ks.user_events;
+	status->user_fences = ks.user_fences;
+	status->max_user_contexts = ks.max_user_contexts;
+	status->max_user_timelines = ks.max_user_timelines;
+	status->max_user_events = ks.max_user_events;
+	status->max_user_fences = ks.max_user_fences;
+	status->max_contexts = ks.max_contexts;
+	status->max_timelines = ks.max_timelines;
+	memcpy(status->detail, ks.detail, sizeof(status->detail));
+	status->detail[sizeof(status->detail) - 1] = '\0';
+	memcpy(status->verified, ks.verified, sizeof(status->verified));
+	status->verified[sizeof(status->verified) - 1] = '\0';
+	return 0;
+}
+
 KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
 {
 	static const struct {
@@ -116,6 +156,8 @@ KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
 		{ KFDSYNC_HOOK_VM_FAULT, "vm_fault" },
 		{ KFDSYNC_HOOK_RESET, "reset" },
 		{ KFDSYNC_HOOK_POISON, "poison" },
+		{ KFDSYNC_HOOK_DESTROY, "destroy" },
+		{ KFDSYNC_HOOK_FREE, "free" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

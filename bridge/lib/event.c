@@ -92,6 +92,7 @@ KFDSYNC_EXPORT int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t eve
 	state->error = arg.error;
 	state->pending = arg.pending;
 	state->source = arg.source;
+	state->last_status = arg.last_status;
 	return 0;
 }
 

@@ -118,7 +118,8 @@ int main(void)
 	uint64_t age = 99, end;
 	int sim, fd, efd, ret, base;
 
-	tap_plan(27);
+	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");
+	tap_plan(29);
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
@@ -212,6 +213,14 @@ int main(void)
 		hsaKmtSetEvent(ev);
 		tap_ok(!early && poll(&p, 1, 10000) == 1 && read(efd, &v, 8) == 8 && v == 1,
 		       "eventfd_woken_by_cpu_set");
+		tap_ok(!kfdsync_event_get_state(ctx, ev->EventId, &es) && es.last_status == 1,
+		       "event_state_last_status_signalled (%d)", es.last_status);
+		/* An eventfd woken by the watchdog: the state says why. */
+		tap_ok(kfdsync_event_export_eventfd(ctx, ev->EventId, 2, 100 * MS, efd) == 0 &&
+		       poll(&p, 1, 10000) == 1 && read(efd, &v, 8) == 8 &&
+		       !kfdsync_event_get_state(ctx, ev->EventId, &es) &&
+		       es.last_status == -ETIMEDOUT,
+		       "eventfd_watchdog_last_status_etimedout (%d)", es.last_status);
 	}
 	close(efd);
 
