@@ -66,6 +66,7 @@ static struct kfdsync_ctx *ctx;
 static struct kfdsync_timeline *tl;
 static uint32_t tl_value;
 static HsaEvent *floor_ev;		/* never registered */
+static HsaEvent *hsa_ev;		/* the HSA condition's event */
 static HsaEvent *events[MAX_EVENTS];	/* events[0] is the measured one */
 static int n_events, n_registered;
 static bool relay_mode;
@@ -692,9 +693,12 @@ static void waitn_rows(int n)
 	int64_t *any = calloc(iterations, sizeof(int64_t));
 	struct pollfd *p = calloc(n, sizeof(*p));
 	int *fds = calloc(n, sizeof(int));
-	int it, i, iters = iterations / 4 > 0 ? iterations / 4 : 1;
+	/* Merging N fences one by one costs O(N^2): fewer rounds for large N. */
+	int it, i, iters = 4000 / n < iterations / 4 ? 4000 / n : iterations / 4;
 	struct stats s1, s2, s3;
 
+	if (iters < 1)
+		iters = 1;
 	if (!merged || !all || !any || !p || !fds)
 		die("calloc", ENOMEM);
 	for (it = 0; it < iters; it++) {
@@ -1260,6 +1264,8 @@ int main(int argc, char **argv)
 	}
 	if (iterations < 1 || iterations > 1000000)
 		die("iterations must be 1-1000000", EINVAL);
+	/* A sanitizer's exit skips stdio's flush: never lose the table. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsetenv("HSA_OVERRIDE_GFX_VERSION");
 
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
@@ -1293,14 +1299,11 @@ int main(int argc, char **argv)
 	hsa_value = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (eventfd_export_fd < 0 || import_word == MAP_FAILED || hsa_value == MAP_FAILED)
 		die("setup", errno);
-	{
-		HsaEvent *hev = new_event();
-
-		if (!hev)
-			die("events", ENOSPC);
-		hsa_sig = (struct kfdsync_hsa_signal){ .value = hsa_value,
-			.mailbox = hev->EventData.HWData2, .event_id = hev->EventId };
-	}
+	hsa_ev = new_event();
+	if (!hsa_ev)
+		die("events", ENOSPC);
+	hsa_sig = (struct kfdsync_hsa_signal){ .value = hsa_value,
+		.mailbox = hsa_ev->EventData.HWData2, .event_id = hsa_ev->EventId };
 
 	printf("# kfdsync_bench: kernel %s, %s mode (hooks %#x), %d iterations%s\n", info.release,
 	       mode, info.hooks, iterations, quick ? ", quick" : "");
@@ -1335,6 +1338,11 @@ int main(int argc, char **argv)
 	kfdsync_timeline_free(tl);
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);
+	for (c = 0; c < n_events; c++)
+		hsaKmtDestroyEvent(events[c]);
+	hsaKmtDestroyEvent(floor_ev);
+	hsaKmtDestroyEvent(import_ev);
+	hsaKmtDestroyEvent(hsa_ev);
 	hsaKmtCloseKFD();
 	return 0;
 }
