@@ -318,8 +318,9 @@ int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t event_id,
 			    struct kfdsync_event_state *state);
 
 /**
- * Relay mode: report one signal of event @p event_id (what the relay threads
- * do, KFDSYNC_IOCTL_RELAY_SIGNAL). The event's age advances by one, and its
+ * Relay mode: report one signal of event @p event_id
+ * (KFDSYNC_IOCTL_RELAY_SIGNAL; the relay threads report counts with
+ * KFDSYNC_IOCTL_RELAY_SIGNALS). The event's age advances by one, and its
  * fences waiting for that age (or, for HSA signals, whose condition now
  * holds) signal. For applications that wait on their events themselves
  * (kfdsync_ctx_set_relay() off) and for HSA signals exported without the
