@@ -12,11 +12,13 @@
  * the exit status is 1.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,11 +26,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kfdsync.h"
 
 #include "common.h"
+
+extern char **environ;
 
 const char *const prog = "kfdsync";
 
@@ -278,4 +283,49 @@ int parse_uint(const char *opt, const char *arg, unsigned long max, unsigned lon
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int run_with_fences(const struct fenced_cmd *c)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	char fds_env[4096] = "";
+	int ret, status;
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	for (unsigned int i = 0; i < c->nfences; i++) {
+		size_t len = strlen(fds_env);
+
+		/* dup2 onto the fence's fd in the child clears close-on-exec there. */
+		posix_spawn_file_actions_adddup2(&fa, c->fences[i], c->first_fd + (int)i);
+		snprintf(fds_env + len, sizeof(fds_env) - len, "%s%d", i ? " " : "",
+			 c->first_fd + (int)i);
+	}
+	if (c->stdin_null)
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (c->sigmask) {
+		posix_spawnattr_init(&attr);
+		posix_spawnattr_setsigmask(&attr, c->sigmask);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+	}
+	setenv("KFDSYNC_FENCE_FDS", fds_env, 1);
+	ret = posix_spawnp(&pid, c->argv[0], &fa, c->sigmask ? &attr : NULL, c->argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (c->sigmask)
+		posix_spawnattr_destroy(&attr);
+	if (ret) {
+		fail("%s: %s", c->argv[0], strerror(ret));
+		return 127;
+	}
+	ret = c->while_running ? c->while_running(pid, c->arg) : 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fail("waitpid: %s", strerror(errno));
+			return 1;
+		}
+	}
+	if (ret)
+		return ret;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the kfdsync commands share (common.c): messages, fence arguments,
- * numbers, --json output and printing a sync_file. Exit statuses are documented in kfdsync(1).
+ * numbers, --json output, printing a sync_file, and running a command with
+ * fences. Exit statuses are documented in kfdsync(1).
  */
 #ifndef KFDSYNC_CLI_COMMON_H
 #define KFDSYNC_CLI_COMMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define EXIT_FENCE_ERROR 1
 #define EXIT_USAGE 2
@@ -69,5 +72,30 @@ int json_finish(struct json_out *j, int status);
  * message. With @json, one JSON object, preceded by ",\n" unless @first.
  */
 int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first);
+
+/* A command to run with fences: run_with_fences(). */
+struct fenced_cmd {
+	char **argv;		/* the command; argv[0] is looked up in $PATH */
+	const int *fences;	/* fences[i] becomes the command's fd first_fd + i */
+	unsigned int nfences;
+	int first_fd;
+	const sigset_t *sigmask;	/* the command's signal mask; NULL: ours */
+	bool stdin_null;	/* the command's stdin is /dev/null */
+	/*
+	 * If not NULL, called with the command's pid while it runs; returns
+	 * once the command has exited (or was killed): 0, or an exit status
+	 * that replaces the command's.
+	 */
+	int (*while_running)(pid_t pid, void *arg);
+	void *arg;
+};
+
+/*
+ * Run @c->argv with its fences (listed in $KFDSYNC_FENCE_FDS) and wait for
+ * it. Returns its exit status (128 + N if signal N killed it), 127 if it
+ * could not be started, 1 if it could not be waited for, or what
+ * @c->while_running returned if not 0. The fences stay the caller's.
+ */
+int run_with_fences(const struct fenced_cmd *c);
 
 #endif

@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* kfdsync merge: merge sync_files; show the result or pass it to a command. */
-#include <errno.h>
 #include <getopt.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kfdsync.h"
 
 #include "commands.h"
 #include "common.h"
-
-extern char **environ;
 
 static void usage_merge(FILE *f)
 {
@@ -26,34 +20,6 @@ static void usage_merge(FILE *f)
 		"With CMD, run it with the merged sync_file as fd N (default 3, also\n"
 		"in $KFDSYNC_FENCE_FDS). Exit status: CMD's; else 0, or 1 on failure.\n",
 		prog, prog);
-}
-
-/* A new fd number @target >= 0 for the merged sync_file, for CMD. */
-static int run_with_fence(int fence, int target, char **argv)
-{
-	posix_spawn_file_actions_t fa;
-	char fds_env[16];
-	int ret, status;
-	pid_t pid;
-
-	posix_spawn_file_actions_init(&fa);
-	/* dup2 onto @target in the child clears close-on-exec there. */
-	posix_spawn_file_actions_adddup2(&fa, fence, target);
-	snprintf(fds_env, sizeof(fds_env), "%d", target);
-	setenv("KFDSYNC_FENCE_FDS", fds_env, 1);
-	ret = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret) {
-		fail("%s: %s", argv[0], strerror(ret));
-		return 127;
-	}
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			fail("waitpid: %s", strerror(errno));
-			return 1;
-		}
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 int cmd_merge(int argc, char **argv)
@@ -144,7 +110,11 @@ int cmd_merge(int argc, char **argv)
 		merged = m;
 	}
 	if (cmd) {
-		ret = run_with_fence(merged, (int)target, cmd);
+		struct fenced_cmd run = {
+			.argv = cmd, .fences = &merged, .nfences = 1, .first_fd = (int)target,
+		};
+
+		ret = run_with_fences(&run);
 	} else if (json) {
 		struct json_out j;
 		FILE *o = json_start(&j);

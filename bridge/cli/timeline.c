@@ -2,11 +2,9 @@
 /* kfdsync timeline: run a command with fences of a CPU timeline, stepped. */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,7 +12,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,8 +19,6 @@
 
 #include "commands.h"
 #include "common.h"
-
-extern char **environ;
 
 static void usage_timeline(FILE *f)
 {
@@ -55,6 +50,11 @@ struct cli_timeline {
 	unsigned int next;			/* fences before it are done */
 	bool ended[64];				/* ended with -ENOENT */
 	int64_t deadline_ns;			/* --watchdog: when fences end; or 0 */
+	unsigned long interval_ms;		/* --interval: ms between steps; or 0 */
+	bool use_stdin;				/* --stdin: steps read from stdin */
+	int sigfd;				/* SIGUSR1 (step), SIGUSR2 (end) */
+	int fds[64];				/* our fds of the fences, until CMD has them */
+	unsigned int nfds;
 };
 
 static int64_t cli_now_ns(void)
@@ -148,6 +148,106 @@ static void cli_timeline_command(struct cli_timeline *t, char *line)
 	}
 }
 
+/* Close our fds of the fences (CMD has its own). */
+static void cli_timeline_close_fds(struct cli_timeline *t)
+{
+	for (unsigned int i = 0; i < t->nfds; i++)
+		close(t->fds[i]);
+	t->nfds = 0;
+}
+
+/*
+ * While CMD (@pid) runs: step and end fences as the options say, until it
+ * exits. run_with_fences() calls this, then waits for CMD.
+ */
+static int cli_timeline_run(pid_t pid, void *arg)
+{
+	struct cli_timeline *t = arg;
+	bool stdin_open = t->use_stdin;
+	int64_t next_step;
+	size_t in_len = 0;
+	char in[256];
+	int pidfd;
+
+	/* The child has its copies; the timeline stays here. */
+	cli_timeline_close_fds(t);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		fail("pidfd_open: %s", strerror(errno));
+		kill(pid, SIGTERM);
+		return 1;
+	}
+	next_step = t->interval_ms ? cli_now_ns() + (int64_t)t->interval_ms * 1000000 : 0;
+	for (;;) {
+		struct pollfd pfd[3] = {
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = t->sigfd, .events = POLLIN },
+			{ .fd = stdin_open ? 0 : -1, .events = POLLIN },
+		};
+		int64_t now = cli_now_ns(), wake = -1;
+		int timeout = -1;
+
+		if (!cli_timeline_done(t)) {
+			if (next_step)
+				wake = next_step;
+			if (t->deadline_ns && (wake < 0 || t->deadline_ns < wake))
+				wake = t->deadline_ns;
+		}
+		if (wake >= 0)
+			timeout = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR) {
+			fail("poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		now = cli_now_ns();
+		if (pfd[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(t->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGUSR1)
+					cli_timeline_step(t, 1);
+				else
+					cli_timeline_end(t, 0);
+			}
+		}
+		if (pfd[2].revents) {
+			ssize_t n = read(0, in + in_len, sizeof(in) - 1 - in_len);
+			char *nl;
+
+			if (n <= 0) {
+				stdin_open = false;	/* EOF: the other steps go on */
+				n = 0;
+				if (in_len)	/* a last line without a newline */
+					in[in_len++] = '\n';
+			}
+			in_len += (size_t)n;
+			/* Whole lines only; a line too long for @in counts as one. */
+			if (in_len == sizeof(in) - 1 && !memchr(in, '\n', in_len))
+				in[in_len - 1] = '\n';
+			while ((nl = memchr(in, '\n', in_len))) {
+				size_t used = (size_t)(nl - in) + 1;
+
+				*nl = '\0';
+				cli_timeline_command(t, in);
+				memmove(in, in + used, in_len - used);
+				in_len -= used;
+			}
+		}
+		if (next_step && now >= next_step && !cli_timeline_done(t)) {
+			cli_timeline_step(t, 1);
+			next_step = now + (int64_t)t->interval_ms * 1000000;
+		}
+		if (t->deadline_ns && now >= t->deadline_ns && !cli_timeline_done(t)) {
+			/* All fences were made together: they are all overdue. */
+			cli_timeline_end(t, 0);
+		}
+	}
+	close(pidfd);
+	return 0;
+}
+
 int cmd_timeline(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -161,20 +261,12 @@ int cmd_timeline(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	unsigned long count = 1, interval = 1000, watchdog = 0;
-	struct cli_timeline t = { .count = 0 };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
+	struct cli_timeline t = { .interval_ms = 1000, .sigfd = -1 };
+	unsigned long count = 1, watchdog = 0;
 	const char *name = "kfdsync-cli";
-	char fds_env[4096] = "", pid_env[16];
-	bool use_stdin = false, stdin_open;
-	int c, ret, status = 0, sigfd = -1, pidfd = -1;
-	int fences[64];
-	int64_t next_step;
 	sigset_t usr, old;
-	size_t in_len = 0;
-	char in[256];
-	pid_t pid;
+	char pid_env[16];
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+c:i:n:sw:Ivh", opts, NULL)) != -1) {
 		switch (c) {
@@ -186,7 +278,7 @@ int cmd_timeline(int argc, char **argv)
 			}
 			break;
 		case 'i':
-			if (parse_uint("--interval", optarg, 3600000, &interval))
+			if (parse_uint("--interval", optarg, 3600000, &t.interval_ms))
 				return EXIT_USAGE;
 			break;
 		case 'n':
@@ -197,7 +289,7 @@ int cmd_timeline(int argc, char **argv)
 			}
 			break;
 		case 's':
-			use_stdin = true;
+			t.use_stdin = true;
 			break;
 		case 'w':
 			if (parse_uint("--watchdog", optarg, 3600000, &watchdog) || !watchdog) {
@@ -238,139 +330,43 @@ int cmd_timeline(int argc, char **argv)
 	sigaddset(&usr, SIGUSR1);
 	sigaddset(&usr, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &usr, &old);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &old);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-	posix_spawn_file_actions_init(&fa);
 	for (unsigned long i = 0; i < count; i++) {
-		size_t len = strlen(fds_env);
-
 		/* With --independent, each fence is value 1 of its own timeline. */
-		fences[i] = kfdsync_timeline_create_fence(t.tl[t.independent ? i : 0],
-							  t.independent ? 1 : (uint32_t)i + 1, name);
-		if (fences[i] < 0) {
-			fail("cannot create a fence: %s", strerror(-fences[i]));
-			count = i;
+		int fd = kfdsync_timeline_create_fence(t.tl[t.independent ? i : 0],
+						       t.independent ? 1 : (uint32_t)i + 1, name);
+
+		if (fd < 0) {
+			fail("cannot create a fence: %s", strerror(-fd));
 			ret = 1;
 			goto out;
 		}
-		/* dup2 onto 3.. in the child clears close-on-exec there. */
-		posix_spawn_file_actions_adddup2(&fa, fences[i], 3 + (int)i);
-		snprintf(fds_env + len, sizeof(fds_env) - len, "%s%lu", i ? " " : "", 3 + i);
+		t.fds[t.nfds++] = fd;
 	}
 	t.count = (unsigned int)count;
 	if (watchdog)
 		t.deadline_ns = cli_now_ns() + (int64_t)watchdog * 1000000;
-	/* --stdin is ours: CMD reads nothing from it. */
-	if (use_stdin)
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	setenv("KFDSYNC_FENCE_FDS", fds_env, 1);
 	snprintf(pid_env, sizeof(pid_env), "%d", (int)getpid());
 	setenv("KFDSYNC_TIMELINE_PID", pid_env, 1);
-	sigfd = signalfd(-1, &usr, SFD_CLOEXEC);
-	if (sigfd < 0) {
+	t.sigfd = signalfd(-1, &usr, SFD_CLOEXEC);
+	if (t.sigfd < 0) {
 		fail("signalfd: %s", strerror(errno));
 		ret = 1;
 		goto out;
 	}
-	ret = posix_spawnp(&pid, argv[optind], &fa, &attr, argv + optind, environ);
-	if (ret) {
-		fail("%s: %s", argv[optind], strerror(ret));
-		ret = 127;
-		goto out;
-	}
-	/* The child has its copies; the timeline stays here. */
-	for (unsigned long i = 0; i < count; i++)
-		close(fences[i]);
-	count = 0;
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		fail("pidfd_open: %s", strerror(errno));
-		kill(pid, SIGTERM);
-		waitpid(pid, &status, 0);
-		ret = 1;
-		goto out;
-	}
-	stdin_open = use_stdin;
-	next_step = interval ? cli_now_ns() + (int64_t)interval * 1000000 : 0;
-	for (;;) {
-		struct pollfd pfd[3] = {
-			{ .fd = pidfd, .events = POLLIN },
-			{ .fd = sigfd, .events = POLLIN },
-			{ .fd = stdin_open ? 0 : -1, .events = POLLIN },
+	{
+		/* Fences as fds 3..; --stdin is ours: CMD reads nothing from it. */
+		struct fenced_cmd run = {
+			.argv = argv + optind, .fences = t.fds, .nfences = t.nfds,
+			.first_fd = 3, .sigmask = &old, .stdin_null = t.use_stdin,
+			.while_running = cli_timeline_run, .arg = &t,
 		};
-		int64_t now = cli_now_ns(), wake = -1;
-		int timeout = -1;
 
-		if (!cli_timeline_done(&t)) {
-			if (next_step)
-				wake = next_step;
-			if (t.deadline_ns && (wake < 0 || t.deadline_ns < wake))
-				wake = t.deadline_ns;
-		}
-		if (wake >= 0)
-			timeout = wake <= now ? 0 : (int)((wake - now + 999999) / 1000000);
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR) {
-			fail("poll: %s", strerror(errno));
-			break;
-		}
-		if (pfd[0].revents)
-			break;
-		now = cli_now_ns();
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGUSR1)
-					cli_timeline_step(&t, 1);
-				else
-					cli_timeline_end(&t, 0);
-			}
-		}
-		if (pfd[2].revents) {
-			ssize_t n = read(0, in + in_len, sizeof(in) - 1 - in_len);
-			char *nl;
-
-			if (n <= 0) {
-				stdin_open = false;	/* EOF: the other steps go on */
-				n = 0;
-				if (in_len)	/* a last line without a newline */
-					in[in_len++] = '\n';
-			}
-			in_len += (size_t)n;
-			/* Whole lines only; a line too long for @in counts as one. */
-			if (in_len == sizeof(in) - 1 && !memchr(in, '\n', in_len))
-				in[in_len - 1] = '\n';
-			while ((nl = memchr(in, '\n', in_len))) {
-				size_t used = (size_t)(nl - in) + 1;
-
-				*nl = '\0';
-				cli_timeline_command(&t, in);
-				memmove(in, in + used, in_len - used);
-				in_len -= used;
-			}
-		}
-		if (next_step && now >= next_step && !cli_timeline_done(&t)) {
-			cli_timeline_step(&t, 1);
-			next_step = now + (int64_t)interval * 1000000;
-		}
-		if (t.deadline_ns && now >= t.deadline_ns && !cli_timeline_done(&t)) {
-			/* All fences were made together: they are all overdue. */
-			cli_timeline_end(&t, 0);
-		}
+		ret = run_with_fences(&run);
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	ret = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 out:
-	for (unsigned long i = 0; i < count; i++)
-		close(fences[i]);
-	if (pidfd >= 0)
-		close(pidfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+	cli_timeline_close_fds(&t);
+	if (t.sigfd >= 0)
+		close(t.sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	/* Fences still pending end with -ENOENT. */
 	for (unsigned int i = 0; i < 64; i++)
