@@ -248,6 +248,22 @@ static int cli_timeline_run(pid_t pid, void *arg)
 	return 0;
 }
 
+/*
+ * parse_uint() for an option that must be at least 1 (@unit after the 1 in
+ * the message); a value that is not a number reads as 0 and says both.
+ */
+static int parse_positive(const char *opt, const char *arg, unsigned long max,
+			  const char *unit, unsigned long *out)
+{
+	int ret = parse_uint(opt, arg, max, out);
+
+	if (!*out) {
+		fail("%s: at least 1%s", opt, unit);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
 int cmd_timeline(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -271,11 +287,8 @@ int cmd_timeline(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+c:i:n:sw:Ivh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			if (parse_uint("--count", optarg, 64, &count) || !count) {
-				if (!count)
-					fail("--count: at least 1");
+			if (parse_positive("--count", optarg, 64, "", &count))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'i':
 			if (parse_uint("--interval", optarg, 3600000, &t.interval_ms))
@@ -292,11 +305,8 @@ int cmd_timeline(int argc, char **argv)
 			t.use_stdin = true;
 			break;
 		case 'w':
-			if (parse_uint("--watchdog", optarg, 3600000, &watchdog) || !watchdog) {
-				if (!watchdog)
-					fail("--watchdog: at least 1 ms");
+			if (parse_positive("--watchdog", optarg, 3600000, " ms", &watchdog))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'I':
 			t.independent = true;
