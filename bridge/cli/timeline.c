@@ -255,13 +255,13 @@ static int cli_timeline_run(pid_t pid, void *arg)
 static int parse_positive(const char *opt, const char *arg, unsigned long max,
 			  const char *unit, unsigned long *out)
 {
-	int ret = parse_uint(opt, arg, max, out);
-
+	if (parse_uint(opt, arg, max, out))
+		return -EINVAL;
 	if (!*out) {
 		fail("%s: at least 1%s", opt, unit);
-		ret = -EINVAL;
+		return -EINVAL;
 	}
-	return ret;
+	return 0;
 }
 
 int cmd_timeline(int argc, char **argv)
