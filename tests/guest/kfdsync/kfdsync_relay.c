@@ -523,6 +523,7 @@ TEST(relay_two_interrupt_handlers_evidence)
 int main(int argc, char **argv)
 {
 	unsetenv("HSA_OVERRIDE_GFX_VERSION");
+	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");
 	harness_setup = setup;
 	return harness_main(argc, argv);
 }
