@@ -12,6 +12,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cred.h>
 #include <linux/debugfs.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
@@ -19,6 +20,7 @@
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/string_helpers.h>
 
 #include <linux/kfdsync.h>
 
@@ -174,17 +176,53 @@ void kfdsync_ctxs_amdkfd_gone(void)
 	mutex_unlock(&kfdsync_ctx_lock);
 }
 
+/**
+ * kfdsync_ctx_show_fdinfo() - a context's lines in /proc/PID/fdinfo/FD
+ * @m: the seq_file
+ * @ctx: the context; the file being shown holds it
+ *
+ * The keys are ABI, documented in include/uapi/linux/kfdsync.h: keys are
+ * only ever added. Everything printed but the counts and the events is
+ * constant; the events are read as for debugfs.
+ */
+void kfdsync_ctx_show_fdinfo(struct seq_file *m, struct kfdsync_ctx *ctx)
+{
+	seq_printf(m, "kfdsync-context:\t%llu\n", ctx->id);
+	seq_printf(m, "kfdsync-tgid:\t%d\n", pid_vnr(ctx->tgid));
+	seq_printf(m, "kfdsync-uid:\t%u\n",
+		   from_kuid_munged(seq_user_ns(m), ctx->user->uid));
+	seq_printf(m, "kfdsync-source:\t%s\n",
+		   kfdsync_amdkfd_active() ? "hooks" : "relay");
+	seq_printf(m, "kfdsync-events:\t%u\n", READ_ONCE(ctx->events.n));
+	seq_printf(m, "kfdsync-pending:\t%d\n",
+		   atomic_read(&ctx->events.n_pending));
+	seq_printf(m, "kfdsync-imports:\t%u\n", READ_ONCE(ctx->imports.n));
+	seq_printf(m, "kfdsync-max-events:\t%u\n", ctx->limits.max_events);
+	seq_printf(m, "kfdsync-max-fences:\t%u\n", ctx->limits.max_fences);
+	seq_printf(m, "kfdsync-max-imports:\t%u\n", ctx->limits.max_imports);
+	seq_printf(m, "kfdsync-watchdog-ms:\t%u\n", ctx->limits.watchdog_ms);
+	seq_printf(m, "kfdsync-watchdog-max-ms:\t%u\n",
+		   ctx->limits.watchdog_max_ms);
+	kfdsync_events_show(m, &ctx->events, ctx->id, true);
+}
+
 static int kfdsync_contexts_show(struct seq_file *m, void *unused)
 {
 	const char *source = kfdsync_amdkfd_active() ? "hooks" : "relay";
+	char comm[4 * TASK_COMM_LEN];
 	struct kfdsync_ctx *ctx;
+	int len;
 
 	mutex_lock(&kfdsync_ctx_lock);
 	seq_printf(m, "# %u contexts\n", kfdsync_ctx_count);
 	seq_puts(m, "# id       tgid     comm             source events pending max_events max_fences watchdog_ms watchdog_max_ms imports max_imports uid\n");
-	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
+	list_for_each_entry(ctx, &kfdsync_ctx_list, node) {
+		/* One word, whatever the name: octal escapes, as mountinfo. */
+		len = string_escape_str(ctx->comm, comm, sizeof(comm) - 1,
+					ESCAPE_OCTAL, " \t\n\\");
+		comm[min_t(int, len, sizeof(comm) - 1)] = '\0';
 		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %-15u %-7u %-11u %u\n",
-			   ctx->id, pid_nr(ctx->tgid), ctx->comm, source,
+			   ctx->id, pid_nr(ctx->tgid), comm, source,
 			   READ_ONCE(ctx->events.n),
 			   atomic_read(&ctx->events.n_pending),
 			   ctx->limits.max_events, ctx->limits.max_fences,
@@ -192,6 +230,7 @@ static int kfdsync_contexts_show(struct seq_file *m, void *unused)
 			   ctx->limits.watchdog_max_ms,
 			   READ_ONCE(ctx->imports.n), ctx->limits.max_imports,
 			   __kuid_val(ctx->user->uid));
+	}
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
 }
@@ -204,7 +243,7 @@ static int kfdsync_debugfs_events_show(struct seq_file *m, void *unused)
 	seq_puts(m, "# ctx      tgid     source id    age                  slot               pending error  last\n");
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		kfdsync_events_show(m, &ctx->events, ctx->id);
+		kfdsync_events_show(m, &ctx->events, ctx->id, false);
 	mutex_unlock(&kfdsync_ctx_lock);
 	return 0;
 }

@@ -18,6 +18,7 @@
 
 struct dentry;
 struct pid;
+struct seq_file;
 struct kfdsync_user;
 
 /**
@@ -95,6 +96,7 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 				       unsigned int max_user_contexts);
 void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx);
 void kfdsync_ctxs_amdkfd_gone(void);
+void kfdsync_ctx_show_fdinfo(struct seq_file *m, struct kfdsync_ctx *ctx);
 void kfdsync_ctx_debugfs_init(struct dentry *root);
 
 #endif /* KFDSYNC_CTX_H */

@@ -65,7 +65,9 @@
  * <debugfs>/kfdsync/contexts lists the open contexts, <debugfs>/kfdsync/events
  * the registered events with their sources, ages, slots and pending fences,
  * <debugfs>/kfdsync/hooks each hook, whether it is attached, how often it
- * fired and missed, <debugfs>/kfdsync/timelines the CPU timelines.
+ * fired and missed, <debugfs>/kfdsync/timelines the CPU timelines. debugfs
+ * is for people; /proc/PID/fdinfo/FD of a context or timeline has the
+ * same facts as "kfdsync-" keys, an ABI (include/uapi/linux/kfdsync.h).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -125,12 +127,19 @@ static int kfdsync_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* /proc/PID/fdinfo/FD: the context's "kfdsync-" keys (uAPI header). */
+static void kfdsync_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	kfdsync_ctx_show_fdinfo(m, file->private_data);
+}
+
 static const struct file_operations kfdsync_fops = {
 	.owner = THIS_MODULE,
 	.open = kfdsync_open,
 	.release = kfdsync_release,
 	.unlocked_ioctl = kfdsync_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.show_fdinfo = kfdsync_show_fdinfo,
 };
 
 /* Kernel default mode 0600; the udev rule opens it up like DRM nodes. */

@@ -532,19 +532,24 @@ void kfdsync_events_fini(struct kfdsync_events *evs)
 }
 
 /**
- * kfdsync_events_show() - a context's events, for debugfs
+ * kfdsync_events_show() - a context's events, for debugfs or fdinfo
  * @m: the seq_file
  * @evs: the context's events
  * @ctx_id: the context's id
+ * @fdinfo: one "kfdsync-event-<id>:" line per event (the ABI documented in
+ *	include/uapi/linux/kfdsync.h) instead of a debugfs row
+ *
+ * At most one line per event id, so at most 4095 lines.
  */
 void kfdsync_events_show(struct seq_file *m, struct kfdsync_events *evs,
-			 u64 ctx_id)
+			 u64 ctx_id, bool fdinfo)
 {
 	struct kfdsync_event *ev;
 	unsigned long flags, id;
 	int error, last;
 	u32 pending;
 	char slot[20];
+	const char *source;
 	u64 age, value;
 
 	rcu_read_lock();
@@ -562,10 +567,14 @@ void kfdsync_events_show(struct seq_file *m, struct kfdsync_events *evs,
 		if (ev->source == KFDSYNC_SOURCE_HOOKS &&
 		    kfdsync_slot_peek(&ev->sub, &value))
 			snprintf(slot, sizeof(slot), "%#018llx", value);
-		seq_printf(m, "%-8llu %-8d %-6s %-5lu %-20llu %-18s %-7u %-6d %d\n",
-			   ctx_id, evs->tgid,
-			   ev->source == KFDSYNC_SOURCE_HOOKS ? "hooks" : "relay",
-			   id, age, slot, pending, error, last);
+		source = ev->source == KFDSYNC_SOURCE_HOOKS ? "hooks" : "relay";
+		if (fdinfo)
+			seq_printf(m, "kfdsync-event-%lu:\tsource=%s age=%llu slot=%s pending=%u error=%d last=%d\n",
+				   id, source, age, slot, pending, error, last);
+		else
+			seq_printf(m, "%-8llu %-8d %-6s %-5lu %-20llu %-18s %-7u %-6d %d\n",
+				   ctx_id, evs->tgid, source, id, age, slot,
+				   pending, error, last);
 		kfdsync_event_put(ev);
 	}
 	rcu_read_unlock();

@@ -122,6 +122,6 @@ void kfdsync_events_init(struct kfdsync_events *evs, struct kfdsync_user *user,
 void kfdsync_events_fail(struct kfdsync_events *evs, int error);
 void kfdsync_events_fini(struct kfdsync_events *evs);
 void kfdsync_events_show(struct seq_file *m, struct kfdsync_events *evs,
-			 u64 ctx_id);
+			 u64 ctx_id, bool fdinfo);
 
 #endif /* KFDSYNC_EVENT_H */

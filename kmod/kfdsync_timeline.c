@@ -70,6 +70,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
+#include <linux/string_helpers.h>
 #include <linux/sync_file.h>
 #include <uapi/linux/sync_file.h>
 #include <linux/uaccess.h>
@@ -689,12 +690,38 @@ static int kfdsync_tl_file_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/*
+ * /proc/PID/fdinfo/FD: the "kfdsync-" keys, ABI documented in
+ * include/uapi/linux/kfdsync_timeline.h (keys are only ever added).
+ */
+static void kfdsync_tl_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct kfdsync_tl *tl = file->private_data;
+	unsigned int nr_pending;
+	u32 value;
+
+	spin_lock_irq(&tl->lock);
+	value = tl->value;
+	nr_pending = tl->nr_pending;
+	spin_unlock_irq(&tl->lock);
+	seq_printf(m, "kfdsync-timeline:\t%llu\n", tl->id);
+	seq_printf(m, "kfdsync-fence-context:\t%llu\n", tl->context);
+	seq_printf(m, "kfdsync-value:\t%u\n", value);
+	seq_printf(m, "kfdsync-pending:\t%u\n", nr_pending);
+	seq_printf(m, "kfdsync-max-fences:\t%u\n", tl->limits.max_fences);
+	seq_printf(m, "kfdsync-watchdog-ms:\t%u\n", tl->limits.watchdog_ms);
+	seq_puts(m, "kfdsync-name:\t");
+	seq_escape(m, tl->name, " \t\n\\");
+	seq_putc(m, '\n');
+}
+
 static const struct file_operations kfdsync_tl_fops = {
 	.owner = THIS_MODULE,
 	.open = kfdsync_tl_open,
 	.release = kfdsync_tl_file_release,
 	.unlocked_ioctl = kfdsync_tl_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
+	.show_fdinfo = kfdsync_tl_show_fdinfo,
 };
 
 /* Kernel default mode 0600; the udev rule opens it up like DRM nodes. */
@@ -707,9 +734,11 @@ static struct miscdevice kfdsync_tl_misc = {
 static int kfdsync_timelines_show(struct seq_file *m, void *unused)
 {
 	struct kfdsync_tl_limits limits;
+	char comm[4 * TASK_COMM_LEN], name[4 * sizeof_field(struct kfdsync_tl, name)];
 	unsigned int nr_pending;
 	struct kfdsync_tl *tl;
 	u32 value;
+	int len;
 
 	mutex_lock(&kfdsync_tl_list_lock);
 	kfdsync_params_tl(&limits);
@@ -723,11 +752,17 @@ static int kfdsync_timelines_show(struct seq_file *m, void *unused)
 		value = tl->value;
 		nr_pending = tl->nr_pending;
 		spin_unlock_irq(&tl->lock);
+		/* One word each, whatever the names: octal, as mountinfo. */
+		len = string_escape_str(tl->comm, comm, sizeof(comm) - 1,
+					ESCAPE_OCTAL, " \t\n\\");
+		comm[min_t(int, len, sizeof(comm) - 1)] = '\0';
+		len = string_escape_str(tl->name, name, sizeof(name) - 1,
+					ESCAPE_OCTAL, " \t\n\\");
+		name[min_t(int, len, sizeof(name) - 1)] = '\0';
 		seq_printf(m, "%-8llu %-8d %-16s %-8llu %-10u %-7u %-10u %-11u %s\n",
-			   tl->id, tl->tgid, tl->comm, tl->context, value,
+			   tl->id, tl->tgid, comm, tl->context, value,
 			   nr_pending, tl->limits.max_fences,
-			   tl->limits.watchdog_ms,
-			   tl->name);
+			   tl->limits.watchdog_ms, name);
 	}
 	mutex_unlock(&kfdsync_tl_list_lock);
 	return 0;

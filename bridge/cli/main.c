@@ -29,7 +29,7 @@ static const struct command {
 	{ "inspect", cmd_inspect, "show a sync_file's status, error and fences" },
 	{ "wait", cmd_wait, "wait for sync_files to signal, with a timeout" },
 	{ "merge", cmd_merge, "merge sync_files; show the result or pass it to a command" },
-	{ "list", cmd_list, "list live contexts, events and timelines (debugfs)" },
+	{ "list", cmd_list, "list live contexts, events and timelines (fdinfo)" },
 	{ "timeline", cmd_timeline, "run a command with fences of a CPU timeline, stepped" },
 };
 

@@ -41,8 +41,7 @@ CASES = [
      False),
     ("list_extra_arg", ["list", "extra"], 2, r"usage: kfdsync list", False),
     ("list_without_module", ["list"], 1,
-     r"(no /sys/kernel/debug/kfdsync: is debugfs mounted and kfdsync loaded\?|"
-     r"debugfs is readable by root only)", True),
+     r"kfdsync module not loaded \(no /dev/kfdsync\)", True),
     ("timeline_no_command", ["timeline"], 2, r"usage: kfdsync timeline", False),
     ("timeline_bad_count", ["timeline", "--count", "0", "--", "true"], 2,
      r"--count: at least 1", False),
@@ -71,145 +70,182 @@ CASES = [
 ]
 
 
-# 'list --debugfs DIR' on tables written in the module's own format: the
-# header lines are taken from the kmod sources, so a column the module adds
-# is a column this test expects.
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kmod")
-TABLES = {"contexts": "kfdsync_ctx.c", "events": "kfdsync_ctx.c",
-          "timelines": "kfdsync_timeline.c"}
+# 'list --proc DIR --dev DIR' on a fake /proc tree: fds are symlinks to
+# character devices (/dev/null stands for /dev/kfdsync, /dev/zero for
+# /dev/kfdsync_timeline, matched by st_rdev), fdinfo files in the module's
+# format (include/uapi/linux/kfdsync*.h, "fdinfo").
+CTX_KEYS = ["context", "tgid", "uid", "source", "events", "pending", "imports",
+            "max-events", "max-fences", "max-imports", "watchdog-ms", "watchdog-max-ms"]
+CTX_COLS = ["id", "tgid", "comm", "source", "events", "pending", "max_events", "max_fences",
+            "watchdog_ms", "watchdog_max_ms", "imports", "max_imports", "uid"]
 
 
-def header_of(source, first):
-    text = open(os.path.join(SRC, source), encoding="utf-8").read()
-    m = re.search(r'seq_puts\(m, "(# ' + first + r' [a-z_ ]+)\\n"\);', text)
-    return m.group(1) if m else None
+def ctx_fdinfo(cid, tgid, events):
+    """A context's fdinfo, and its contexts row without tgid and comm."""
+    vals = {"context": cid, "tgid": tgid, "uid": "1000", "source": "hooks",
+            "events": str(len(events)), "pending": "1", "imports": "0",
+            "max-events": "4096", "max-fences": "1024", "max-imports": "1024",
+            "watchdog-ms": "10000", "watchdog-max-ms": "60000"}
+    text = "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t5\n"
+    text += "".join(f"kfdsync-{k}:\t{vals[k]}\n" for k in CTX_KEYS)
+    for eid, age in events:
+        text += (f"kfdsync-event-{eid}:\tsource=hooks age={age} slot=0x{age:016x} "
+                 "pending=0 error=0 last=1\n")
+    row = {c: vals[{"id": "context"}.get(c, c.replace("_", "-"))] for c in CTX_COLS
+           if c not in ("tgid", "comm")}
+    return text, row
 
 
-# Where a table's rows are printed, when not next to its header.
-ROW_SOURCES = {"events": "kfdsync_event.c"}
+def tl_fdinfo(tid, name_escaped):
+    return ("pos:\t0\nflags:\t02\n"
+            f"kfdsync-timeline:\t{tid}\nkfdsync-fence-context:\t9{tid}\nkfdsync-value:\t3\n"
+            "kfdsync-pending:\t1\nkfdsync-max-fences:\t1024\nkfdsync-watchdog-ms:\t10000\n"
+            f"kfdsync-name:\t{name_escaped}\n")
 
 
-def row_format_of(source, first, table=None):
-    """The module's printf format of a row: the seq_printf after the header
-    (or the first one of the file that prints the table's rows), as Python
-    %-conversions (one per column), or None."""
-    if table in ROW_SOURCES:
-        text = open(os.path.join(SRC, ROW_SOURCES[table]), encoding="utf-8").read()
-        m = re.search(r'seq_printf\(m, "([^"]*)\\n"', text)
-    else:
-        text = open(os.path.join(SRC, source), encoding="utf-8").read()
-        m = re.search(r'seq_puts\(m, "# ' + first + r' [a-z_ ]+\\n"\);.*?'
-                      r'seq_printf\(m, "([^"]*)\\n"', text, re.S)
-    if not m:
-        return None
-    convs = re.findall(r"%([-#0-9]*)(?:ll|l|h|z)?([dusx])", m.group(1))
-    return [f"%{flags}{'s' if c == 's' else 'x' if c == 'x' else 'd'}"
-            for flags, c in convs]
+def proc_tree(d):
+    """A fake /proc and /dev under @d; returns what 'list --json' must print and the
+    number of processes that are not readable (0 as root: modes do not stop root)."""
+    dev, proc = os.path.join(d, "dev"), os.path.join(d, "proc")
+    os.makedirs(dev)
+    os.symlink("/dev/null", os.path.join(dev, "kfdsync"))
+    os.symlink("/dev/zero", os.path.join(dev, "kfdsync_timeline"))
+    decoy = os.path.join(d, "decoy", "kfdsync")
+    os.makedirs(os.path.dirname(decoy))
+    open(decoy, "w", encoding="utf-8").close()
+
+    def process(pid, comm, fds):
+        base = os.path.join(proc, str(pid))
+        os.makedirs(os.path.join(base, "fd"))
+        os.makedirs(os.path.join(base, "fdinfo"))
+        if comm is not None:
+            with open(os.path.join(base, "comm"), "w", encoding="utf-8") as f:
+                f.write(comm + "\n")
+        for fd, (target, info) in fds.items():
+            os.symlink(target, os.path.join(base, "fd", str(fd)))
+            if info is not None:
+                with open(os.path.join(base, "fdinfo", str(fd)), "w", encoding="utf-8") as f:
+                    f.write(info)
+        return base
+
+    c5, r5 = ctx_fdinfo("5", "100", [(7, 2), (3, 0)])
+    c6, r6 = ctx_fdinfo("6", "101", [])
+    c12, r12 = ctx_fdinfo("12", "107", [])
+    # gst 1: a space and a digit; its fork child 103 holds the same context.
+    process(100, "gst 1", {3: ("/dev/null", c5), 4: ("/dev/full", "pos:\t0\n"),
+                           5: (decoy, "pos:\t0\n"),
+                           6: ("/dev/zero", tl_fdinfo("2", "kfdsync-timeline:100:gst\\0401"))})
+    process(103, "gst 1", {3: ("/dev/null", c5)})
+    process(101, "worker2", {3: ("/dev/null", c6), 4: ("/dev/null", c6)})
+    process(102, "a\nb", {9: ("/dev/zero", tl_fdinfo("1", "kfdsync-timeline:102:a\\012b"))})
+    # Vanished mid-scan: fd dir gone; fdinfo gone; comm gone.
+    os.makedirs(os.path.join(proc, "104"))
+    process(105, "gone", {3: ("/dev/null", None)})
+    process(106, None, {3: ("/dev/null", c6)})
+    # Not readable: the fd directory, or one fdinfo (other users' processes).
+    c13, r13 = ctx_fdinfo("13", "108", [])
+    os.chmod(process(107, "other", {3: ("/dev/null", c12)}) + "/fd", 0)
+    os.chmod(process(108, "other2", {3: ("/dev/null", c13)}) + "/fdinfo/3", 0)
+    os.symlink("100", os.path.join(proc, "self"))
+    os.makedirs(os.path.join(proc, "sys"))
+
+    want = {
+        "contexts": [dict(r5, tgid="100", comm="gst 1"), dict(r6, tgid="101", comm="worker2")],
+        "events": [{"ctx": "5", "tgid": "100", "source": "hooks", "id": str(eid), "age": str(age),
+                    "slot": f"0x{age:016x}", "pending": "0", "error": "0", "last": "1"}
+                   for eid, age in ((3, 0), (7, 2))],
+        "timelines": [
+            {"id": "1", "tgid": "102", "comm": "a\nb", "context": "91", "value": "3",
+             "pending": "1", "max_fences": "1024", "watchdog_ms": "10000",
+             "name": "kfdsync-timeline:102:a\nb"},
+            {"id": "2", "tgid": "100", "comm": "gst 1", "context": "92", "value": "3",
+             "pending": "1", "max_fences": "1024", "watchdog_ms": "10000",
+             "name": "kfdsync-timeline:100:gst 1"}],
+    }
+    # Who reads decides: modes do not stop root.
+    unreadable = 2
+    if os.geteuid() == 0:
+        unreadable = 0
+        want["contexts"] += [dict(r12, tgid="107", comm="other"),
+                             dict(r13, tgid="108", comm="other2")]
+    # Key order is part of the output: the columns' order.
+    want["contexts"] = [{c: r[c] for c in CTX_COLS} for r in want["contexts"]]
+    return proc, dev, want, unreadable
 
 
-def module_row(table, cols, fmts):
-    """A row exactly as the module prints it, and the fields list expects.
-    comm "gst 1" (a space and a number: the case that shifted columns)."""
-    values = []
-    for col, fmt in zip(cols, fmts):
-        if fmt.endswith("s"):
-            values.append({"comm": "gst 1", "source": "relay",
-                           "slot": "0xffffffffffffffff"}.get(col, "my tl name"))
-        else:
-            values.append(7)
-    line = " ".join(f % v for f, v in zip(fmts, values))
-    return line, {c: (f % v).strip() for c, f, v in zip(cols, fmts, values)}
-
-
-def fake_value(table, col, last):
-    # comm and a last name column may hold spaces (a comm ending in a
-    # number next to numeric columns is ambiguous: not tested).
-    comm = "br export 1" if table == "contexts" else "tl maker"
-    return {"comm": comm, "source": "relay"}.get(
-        col, "my tl name" if col == "name" and last else "7")
-
-
-def list_copy_tests():
+def list_proc_tests():
     results = []
     with tempfile.TemporaryDirectory() as d:
-        want = {}
-        for table, source in TABLES.items():
-            header = header_of(source, "ctx" if table == "events" else "id")
-            if not header:
-                return [("list_copy_headers_found", False, f"no header in {source}")]
-            cols = header[1:].split()
-            row = {c: fake_value(table, c, i == len(cols) - 1) for i, c in enumerate(cols)}
-            rows = [] if table == "events" else [row]
-            with open(os.path.join(d, table), "w", encoding="utf-8") as f:
-                f.write(f"# 1 of 1024 {table}\n{header}\n")
-                for r in rows:
-                    f.write("  ".join(r.values()) + "\n")
-            want[table] = rows
-        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+        proc, dev, want, unreadable = proc_tree(d)
+        p = subprocess.run([CLI, "list", "--json", "--proc", proc, "--dev", dev],
                            capture_output=True, text=True)
         try:
             got = json.loads(p.stdout)
         except ValueError:
             got = None
-        results.append(("list_json_from_copy_matches_module_columns",
-                        p.returncode == 0 and got == want, p.stdout + p.stderr))
-        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
-        results.append(("list_table_from_copy",
-                        p.returncode == 0 and "br export 1" in p.stdout and
-                        "my tl name" in p.stdout and
-                        re.search(r"events:\n  \(none\)", p.stdout) is not None,
-                        p.stdout + p.stderr))
-        with open(os.path.join(d, "events"), "a", encoding="utf-8") as f:
-            f.write("1 2 3\n")
-        p = subprocess.run([CLI, "list", "--debugfs", d], capture_output=True, text=True)
-        results.append(("list_copy_short_row_rejected",
-                        p.returncode == 1 and "events: unexpected line '1 2 3'" in p.stderr,
-                        p.stdout + p.stderr))
-    p = subprocess.run([CLI, "list", "--debugfs", "/nonexistent"], capture_output=True,
-                       text=True)
-    results.append(("list_copy_missing_dir", p.returncode == 1 and
-                    "no /nonexistent: No such file or directory" in p.stderr, p.stderr))
-
-    # Rows in the module's own printf formats (taken from its sources), with
-    # a comm that has a space and a number: found by position, not guessed.
-    with tempfile.TemporaryDirectory() as d:
-        want, bad = {}, []
-        for table, source in TABLES.items():
-            first = "ctx" if table == "events" else "id"
-            header, fmts = header_of(source, first), row_format_of(source, first, table)
-            cols = header[1:].split() if header else []
-            if not fmts or len(fmts) != len(cols):
-                bad.append(f"{source}: {len(fmts or [])} formats, {len(cols)} columns")
-                continue
-            line, fields = module_row(table, cols, fmts)
-            with open(os.path.join(d, table), "w", encoding="utf-8") as f:
-                f.write(f"# 1 of 1024 {table}\n{header}\n{line}\n")
-            want[table] = [fields]
-        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+        results.append(("list_json_from_fdinfo", p.returncode == 0 and got == want,
+                        f"got {got}\nwant {want}\n" + p.stderr))
+        results.append(("list_json_key_order",
+                        got is not None and [list(r) for r in got["contexts"]] ==
+                        [CTX_COLS] * len(want["contexts"]), p.stdout))
+        note = f"{unreadable} processes not readable"
+        results.append(("list_counts_unreadable_processes",
+                        (note in p.stderr) if unreadable else "not readable" not in p.stderr,
+                        p.stderr))
+        p = subprocess.run([CLI, "list", "--proc", proc, "--dev", dev],
                            capture_output=True, text=True)
-        try:
-            got = json.loads(p.stdout)
-        except ValueError:
-            got = None
-        results.append(("list_json_comm_with_space_and_number_module_format",
-                        not bad and p.returncode == 0 and got == want,
-                        "\n".join(bad) + f"\ngot {got}\nwant {want}\n" + p.stderr))
+        lines = p.stdout.splitlines()
+        results.append(("list_table_from_fdinfo",
+                        p.returncode == 0 and any(" gst 1 " in x and x.split()[0] == "5"
+                                                  for x in lines) and
+                        any("a\\012b" in x and "kfdsync-timeline:102:a\\012b" in x
+                            for x in lines) and "worker2" in p.stdout,
+                        p.stdout + p.stderr))
 
-        # JSON is all or nothing: a bad line in the second table leaves
-        # stdout empty (the first table was fine).
-        with open(os.path.join(d, "events"), "a", encoding="utf-8") as f:
-            f.write("1 2 3\n")
-        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+        # A kfdsync without fdinfo keys, and a bad event line: an error,
+        # and --json prints nothing.
+        old = os.path.join(proc, "101", "fdinfo", "3")
+        os.rename(old, old + ".good")
+        with open(old, "w", encoding="utf-8") as f:
+            f.write("pos:\t0\nflags:\t02\n")
+        p = subprocess.run([CLI, "list", "--json", "--proc", proc, "--dev", dev],
+                           capture_output=True, text=True)
+        results.append(("list_json_old_module_prints_nothing",
+                        p.returncode == 1 and p.stdout == "" and
+                        "no 'kfdsync-context' (a kfdsync module without fdinfo keys?)"
+                        in p.stderr, repr(p.stdout) + p.stderr))
+        with open(old, "w", encoding="utf-8") as f:
+            f.write(open(old + ".good", encoding="utf-8").read() +
+                    "kfdsync-event-x1:\tsource=hooks\n")
+        p = subprocess.run([CLI, "list", "--json", "--proc", proc, "--dev", dev],
                            capture_output=True, text=True)
         results.append(("list_json_failure_prints_nothing",
                         p.returncode == 1 and p.stdout == "" and
-                        "unexpected line '1 2 3'" in p.stderr, repr(p.stdout) + p.stderr))
-        os.unlink(os.path.join(d, "timelines"))
-        p = subprocess.run([CLI, "list", "--json", "--debugfs", d],
+                        "unexpected line 'kfdsync-event-x1:" in p.stderr,
+                        repr(p.stdout) + p.stderr))
+        empty = os.path.join(d, "nodev")
+        os.makedirs(empty)
+        p = subprocess.run([CLI, "list", "--json", "--proc", proc, "--dev", empty],
                            capture_output=True, text=True)
-        results.append(("list_json_missing_table_prints_nothing",
-                        p.returncode == 1 and p.stdout == "", repr(p.stdout) + p.stderr))
+        results.append(("list_without_module_fixture",
+                        p.returncode == 1 and p.stdout == "" and
+                        f"kfdsync module not loaded (no {empty}/kfdsync)" in p.stderr,
+                        repr(p.stdout) + p.stderr))
+        p = subprocess.run([CLI, "list", "--proc", empty, "--dev", dev],
+                           capture_output=True, text=True)
+        results.append(("list_empty_proc_none",
+                        p.returncode == 0 and p.stdout.count("(none)") == 3,
+                        p.stdout + p.stderr))
+    p = subprocess.run([CLI, "list", "--proc", "/nonexistent", "--dev", "/dev"],
+                       capture_output=True, text=True)
+    results.append(("list_missing_proc",
+                    p.returncode == 1 and ("cannot read /nonexistent: No such file" in p.stderr or
+                                           "module not loaded" in p.stderr), p.stderr))
+    return results
 
+
+def json_failure_tests():
+    results = []
     # The other --json commands: nothing on stdout when they fail.
     for name, argv in (("inspect_json_failure_prints_nothing", ["inspect", "--json", "0"]),
                        ("inspect_json_second_fails_prints_nothing",
@@ -227,7 +263,7 @@ def list_copy_tests():
     return results
 
 
-EXTRA = list_copy_tests()
+EXTRA = list_proc_tests() + json_failure_tests()
 
 print("TAP version 13")
 print(f"1..{len(CASES) + len(EXTRA)}")

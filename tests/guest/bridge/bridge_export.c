@@ -9,17 +9,28 @@
  * bridge_export_relay runs this program with kfdsync loaded in forced relay
  * mode (hooks=0, see tests/guest/kfdsync/relay-mode): the same assertions
  * then hold through libkfdsync's relay threads, which this program counts
- * in /proc/self/task (one per relayed event, joined on unregister and on
- * kfdsync_ctx_free(), none with the relay turned off or in hooks mode).
+ * in /proc/self/task (without event ages one per relayed event, joined on
+ * unregister; with them one per context; all joined on kfdsync_ctx_free(),
+ * none with the relay turned off or in hooks mode).
+ *
+ * It also checks /proc/PID/fdinfo of contexts and timelines (the module's
+ * "kfdsync-" keys, read by 'kfdsync list'): event ages after signals, reads
+ * racing registration and close from another process, procfs permissions
+ * for another user, names with spaces and a newline.
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <hsakmt.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/kfdsync_timeline.h>
 
 #include "kfd_raw.h"
 #include "kfdsim.h"
@@ -80,6 +91,272 @@ static int threads_settled(int want)
 	return n;
 }
 
+/* /proc/@pid/fdinfo/@fd into @buf; the length, or -errno. */
+static int fdinfo_of(pid_t pid, int fd, char *buf, size_t size)
+{
+	char path[64];
+	size_t len = 0;
+	ssize_t r;
+	int f, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	while (len + 1 < size && (r = read(f, buf + len, size - len - 1)) > 0)
+		len += (size_t)r;
+	err = r < 0 ? -errno : 0;
+	close(f);
+	buf[len] = '\0';
+	return err ? err : (int)len;
+}
+
+/* The kfdsync-event-@id line's value in @text, or "" (static buffer). */
+static const char *event_line(const char *text, uint32_t id)
+{
+	static char line[256];
+	char key[48];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\nkfdsync-event-%u:\t", id);
+	line[0] = '\0';
+	p = strstr(text, key);
+	if (p)
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p + strlen(key), "\n"),
+			 p + strlen(key));
+	return line;
+}
+
+/* The context's event @id in fdinfo: "source=S age=A" and pending=P. */
+static void fdinfo_event_is(struct kfdsync_ctx *ctx, uint32_t id, uint64_t age,
+			    uint32_t pending, const char *last, const char *name)
+{
+	char text[8192], want[96], want_p[32], want_l[32], key[64];
+	const char *line;
+	int n = fdinfo_of(getpid(), kfdsync_ctx_fd(ctx), text, sizeof(text));
+
+	snprintf(want, sizeof(want), "source=%s age=%llu ", relay_mode ? "relay" : "hooks",
+		 (unsigned long long)age);
+	snprintf(want_p, sizeof(want_p), " pending=%u ", pending);
+	snprintf(want_l, sizeof(want_l), " last=%s", last);
+	snprintf(key, sizeof(key), "\nkfdsync-tgid:\t%d\n", getpid());
+	line = n > 0 ? event_line(text, id) : "";
+	tap_ok(n > 0 && strstr(text, key) && strstr(text, "\nkfdsync-context:\t") &&
+	       strstr(text, "\nkfdsync-watchdog-max-ms:\t") &&
+	       !strncmp(line, want, strlen(want)) && strstr(line, want_p) &&
+	       strstr(line, want_l), "%s (%s)", name, n > 0 ? line : strerror(-n));
+}
+
+/*
+ * fdinfo read while the context is used and closed: a child process reads
+ * every fd's fdinfo of this one in a loop (so the last reference to a
+ * context may be the child's, and the release runs there) while this
+ * process creates contexts, registers and unregisters an event, exports,
+ * and closes them. Passes when nothing but a vanished fd (ENOENT) failed
+ * and every kfdsync fdinfo read was complete; the runner's log scan
+ * catches a splat.
+ */
+static void fdinfo_race(HsaEvent *ev)
+{
+	int pipefd[2], status = -1, rounds = 0, i;
+
+	/* The child's exit status: 0 passed, 2 a read failed, 3 none seen. */
+	pid_t parent = getpid(), pid;
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		tap_ok(false, "fdinfo_read_races_register_and_close (pipe: %s)", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		static char text[65536];
+		unsigned int seen = 0, bad = 0;
+		struct pollfd p = { .fd = pipefd[0], .events = POLLIN };
+
+		close(pipefd[1]);
+		while (poll(&p, 1, 0) == 0) {
+			for (int fd = 0; fd < 64; fd++) {
+				int n = fdinfo_of(parent, fd, text, sizeof(text));
+
+				if (n < 0 && n != -ENOENT)
+					bad++;
+				if (n > 0 && strstr(text, "kfdsync-context:")) {
+					seen++;
+					if (!strstr(text, "kfdsync-watchdog-max-ms:"))
+						bad++;
+				}
+			}
+		}
+		_exit(bad ? 2 : seen ? 0 : 3);
+	}
+	close(pipefd[0]);
+	for (i = 0; pid > 0 && i < 100; i++) {
+		struct kfdsync_ctx *c;
+		int fd;
+
+		if (kfdsync_ctx_new(&c))
+			break;
+		kfdsync_ctx_set_relay(c, false);
+		if (kfdsync_event_add_hsa(c, ev, NULL) == 0) {
+			fd = kfdsync_event_export_sync_file(c, ev->EventId, 0, 0);
+			if (i & 1)
+				kfdsync_event_remove(c, ev->EventId);
+			if (fd >= 0)
+				close(fd);
+		}
+		kfdsync_ctx_free(c);
+		rounds++;
+	}
+	close(pipefd[1]);
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	tap_ok(rounds == 100 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "fdinfo_read_races_register_and_close (%d rounds, status %#x)", rounds, status);
+}
+
+/* Run 'kfdsync list' with @args; its stdout into @out. 0 on exit status 0. */
+static int run_list(const char *args, char *out, size_t size)
+{
+	char cmd[700];
+	size_t len = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s/bridge/kfdsync list %s", build_root, args);
+	out[0] = '\0';
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	len = fread(out, 1, size - 1, p);
+	out[len] = '\0';
+	return pclose(p) == 0 ? 0 : -1;
+}
+
+/*
+ * Another user: a child that opened a context and a timeline as root, then
+ * became uid/gid 65534 (dumpable again, so that its own /proc is its). It
+ * cannot read this process's fdinfo (procfs: EACCES), and 'kfdsync list'
+ * run as that user lists its context and timeline, not this process's, and
+ * says that some processes were not readable.
+ */
+static void fdinfo_other_user(struct kfdsync_ctx *ctx)
+{
+	int ctx_fd = kfdsync_ctx_fd(ctx), status = -1;
+	pid_t parent = getpid(), pid;
+
+	pid = fork();
+	if (pid == 0) {
+		static char out[65536];
+		char text[256], want[128], theirs[64];
+		int c, t, bits = 0, n;
+
+		c = open("/dev/kfdsync", O_RDWR | O_CLOEXEC);
+		t = open("/dev/kfdsync_timeline", O_RDWR | O_CLOEXEC);
+		prctl(PR_SET_NAME, "nobody 9");
+		if (c < 0 || t < 0 || setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(0x80);
+		prctl(PR_SET_DUMPABLE, 1);
+		n = fdinfo_of(parent, ctx_fd, text, sizeof(text));
+		if (n == -EACCES)
+			bits |= 1;
+		if (run_list("--json 2>/dev/null", out, sizeof(out)) == 0) {
+			snprintf(want, sizeof(want), "\"tgid\": \"%d\", \"comm\": \"nobody 9\", ",
+				 getpid());
+			snprintf(theirs, sizeof(theirs), "\"tgid\": \"%d\"", parent);
+			if (strstr(out, "\"contexts\": [{") && strstr(out, want))
+				bits |= 2;
+			if (!strstr(out, theirs))
+				bits |= 4;
+			if (strstr(out, "\"timelines\": [{") &&
+			    strstr(strstr(out, "\"timelines\""), want))
+				bits |= 8;
+		}
+		if (run_list("2>&1 >/dev/null", out, sizeof(out)) == 0 &&
+		    strstr(out, "processes not readable"))
+			bits |= 16;
+		_exit(bits ^ 31);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	       "fdinfo_other_user_eacces_and_list_own_only (missing bits %#x)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : status);
+}
+
+/* The line of debugfs table @table that contains @what; false without debugfs. */
+static bool debugfs_has(const char *table, const char *what, bool *readable)
+{
+	char path[128], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/kfdsync/%s", table);
+	f = fopen(path, "re");
+	*readable = f != NULL;
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * A timeline opened under a name with a newline and a space: its fdinfo
+ * (value, pending, the name escaped), 'kfdsync list --json' (the name and
+ * comm whole), and debugfs rows that keep their columns (escaped).
+ */
+static void fdinfo_timeline(void)
+{
+	struct kfdsync_tl_create_fence cf = { .value = 5, .name = "t", .fence = -1 };
+	char text[1024], want[160], want2[160];
+	static char out[65536];
+	bool ok, readable;
+	__u32 step = 2;
+	int tl, n;
+
+	prctl(PR_SET_NAME, "br\nx 2");
+	tl = open("/dev/kfdsync_timeline", O_RDWR | O_CLOEXEC);
+	ok = tl >= 0 && ioctl(tl, KFDSYNC_TL_IOC_CREATE_FENCE, &cf) == 0 &&
+	     ioctl(tl, KFDSYNC_TL_IOC_INC, &step) == 0;
+	n = ok ? fdinfo_of(getpid(), tl, text, sizeof(text)) : -1;
+	snprintf(want, sizeof(want), "\nkfdsync-name:\tkfdsync-timeline:%d:br\\012x\\0402\n",
+		 getpid());
+	tap_ok(n > 0 && strstr(text, "\nkfdsync-timeline:\t") &&
+	       strstr(text, "\nkfdsync-fence-context:\t") &&
+	       strstr(text, "\nkfdsync-value:\t2\n") && strstr(text, "\nkfdsync-pending:\t1\n") &&
+	       strstr(text, "\nkfdsync-max-fences:\t") && strstr(text, want),
+	       "fdinfo_timeline_value_pending_escaped_name");
+	if (n <= 0 || !strstr(text, want))
+		tap_diag("%s", n > 0 ? text : "no fdinfo");
+
+	snprintf(want, sizeof(want), "\"tgid\": \"%d\", \"comm\": \"br\\u000ax 2\", ", getpid());
+	snprintf(want2, sizeof(want2), "\"name\": \"kfdsync-timeline:%d:br\\u000ax 2\"", getpid());
+	ok = run_list("--json", out, sizeof(out)) == 0 && strstr(out, "\"timelines\": [{");
+	tap_ok(ok && strstr(strstr(out, "\"timelines\""), want) && strstr(out, want2),
+	       "cli_list_json_timeline_comm_with_newline");
+	if (!ok || !strstr(out, want2))
+		tap_diag("%s", out);
+
+	snprintf(want, sizeof(want), " br\\012x\\0402 ");
+	snprintf(want2, sizeof(want2), " kfdsync-timeline:%d:br\\012x\\0402\n", getpid());
+	ok = debugfs_has("timelines", want, &readable) &&
+	     debugfs_has("timelines", want2, &readable);
+	if (readable)
+		tap_ok(ok, "debugfs_timelines_names_escaped");
+	else
+		tap_skip("no debugfs", "debugfs_timelines_names_escaped");
+	ok = debugfs_has("contexts", " br\\040export\\0401 ", &readable);
+	if (readable)
+		tap_ok(ok, "debugfs_contexts_comm_escaped");
+	else
+		tap_skip("no debugfs", "debugfs_contexts_comm_escaped");
+	if (cf.fence >= 0)
+		close(cf.fence);
+	if (tl >= 0)
+		close(tl);
+	prctl(PR_SET_NAME, "br export 1");
+}
+
 /* 'kfdsync list --json' shows this context (comm intact) and its event. */
 static void list_shows(struct kfdsync_ctx *ctx, uint32_t id)
 {
@@ -121,7 +398,7 @@ int main(void)
 	int sim, fd, efd, ret, base, kfd, kept;
 
 	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");
-	tap_plan(29);
+	tap_plan(38);
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
@@ -194,6 +471,7 @@ int main(void)
 	tap_ok(kfdsync_event_get_state(ctx, ev->EventId, &es) == 0 && es.pending == 1,
 	       "event_query_counts_pending");
 	list_shows(ctx, ev->EventId);
+	fdinfo_event_is(ctx, ev->EventId, 0, 1, "0", "fdinfo_event_age_0_pending_1");
 	pm4_sim_delay(&b, 20000);
 	pm4_release_mem_event(&b, ev->EventData.HWData2, ev->EventId);
 	ret = kfdsim_submit_buf(sim, queue, &b, &end);
@@ -204,6 +482,7 @@ int main(void)
 	ret = kfdsync_event_get_state(ctx, ev->EventId, &es);
 	tap_ok(ret == 0 && es.age == 1 && es.pending == 0, "event_age_1 (%llu)",
 	       (unsigned long long)es.age);
+	fdinfo_event_is(ctx, ev->EventId, 1, 0, "1", "fdinfo_event_age_1_after_signal");
 	close(fd);
 
 	/* An export for an age already passed is born signalled. */
@@ -251,6 +530,7 @@ int main(void)
 	for (ret = 0; ret < 10000 && (kfdsync_event_get_state(ctx, ev->EventId, &es) ||
 				      es.age < 3); ret++)
 		usleep(1000);
+	fdinfo_event_is(ctx, ev->EventId, 3, 0, "-110", "fdinfo_event_age_3_last_etimedout");
 	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 3, 0);
 	tap_ok(kfdsync_event_remove(ctx, ev->EventId) == 0 && fd >= 0 &&
 	       status_of(fd, NULL, 0) == -ECANCELED, "unregister_cancels_pending");
@@ -311,6 +591,10 @@ int main(void)
 	}
 	if (ev3)
 		hsaKmtDestroyEvent(ev3);
+
+	fdinfo_race(ev2);
+	fdinfo_other_user(ctx);
+	fdinfo_timeline();
 
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);

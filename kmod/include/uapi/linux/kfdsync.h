@@ -30,6 +30,44 @@
  */
 
 /**
+ * DOC: fdinfo
+ *
+ * /proc/PID/fdinfo/FD of an open /dev/kfdsync describes its context, one
+ * "key:\tvalue" line per key after the VFS's own (pos, flags, ...), as DRM
+ * drivers describe their clients (Documentation/gpu/drm-usage-stats.rst).
+ * procfs decides who may read it (the fd's process's own user, or a
+ * process allowed to ptrace it). The keys are ABI: keys are only ever
+ * added, never changed or removed, so a reader ignores keys it does not
+ * know. Values are decimal unless noted:
+ *
+ * kfdsync-context:
+ *	the context's id, unique while the module is loaded
+ * kfdsync-tgid:
+ *	the process that opened it, in the reader's pid namespace (0 if
+ *	not visible there)
+ * kfdsync-uid:
+ *	the user charged for it (the opener's effective uid), in the
+ *	reader's user namespace
+ * kfdsync-source:
+ *	"hooks" or "relay", the module's current signal source
+ * kfdsync-events, kfdsync-pending, kfdsync-imports:
+ *	registered events, pending fences, pending imports
+ * kfdsync-max-events, kfdsync-max-fences, kfdsync-max-imports,
+ * kfdsync-watchdog-ms, kfdsync-watchdog-max-ms:
+ *	the limits the context took at open
+ * kfdsync-event-<id>:
+ *	one line per registered event, by id (so at most 4095): space
+ *	separated "field=value" pairs, fields only ever added:
+ *	source=hooks|relay, age=<signals counted>, slot=<the slot's value,
+ *	0x%016llx, or "-" when not read (relay events)>, pending=<pending
+ *	fences>, error=<0 or the sticky -errno>, last=<how the last fence
+ *	ended: 1 signalled, -errno, 0 none yet>
+ *
+ * /dev/kfdsync_timeline's keys are in <linux/kfdsync_timeline.h>.
+ * <debugfs>/kfdsync is for people and may change.
+ */
+
+/**
  * DOC: ABI version
  *
  * KFDSYNC_ABI_VERSION is reported by KFDSYNC_IOCTL_INFO. It is bumped only

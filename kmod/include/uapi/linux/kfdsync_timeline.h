@@ -32,6 +32,27 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+/**
+ * DOC: fdinfo
+ *
+ * /proc/PID/fdinfo/FD of an open timeline, "key:\tvalue" lines; ABI like
+ * /dev/kfdsync's (<linux/kfdsync.h>, "fdinfo"): keys are only ever added.
+ *
+ * kfdsync-timeline:
+ *	the timeline's id, unique while the module is loaded
+ * kfdsync-fence-context:
+ *	its dma_fence context
+ * kfdsync-value:
+ *	its current value
+ * kfdsync-pending:
+ *	pending fences
+ * kfdsync-max-fences, kfdsync-watchdog-ms:
+ *	the limits it took at open
+ * kfdsync-name:
+ *	the fences' timeline name, "kfdsync-timeline:<tgid>:<comm>", with
+ *	space, tab, newline and backslash as octal escapes ("\040")
+ */
+
 /** KFDSYNC_TL_DEVICE - path of the timeline device node */
 #define KFDSYNC_TL_DEVICE		"/dev/kfdsync_timeline"
 
