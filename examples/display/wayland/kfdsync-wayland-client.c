@@ -158,7 +158,7 @@ struct client {
 	/* options */
 	int frames, width, height, compute_ms, timeout_ms, stall_frame, linger_ms;
 	int hold_frame, hold_ms, error_frame, error_ms;
-	const char *capture;
+	const char *capture, *device;
 	enum sync_path want;
 	enum sync_path try_acquire;	/* PATH_AUTO: not trying */
 	enum producer gpu;
@@ -943,13 +943,25 @@ static int open_main_device(struct client *c, bool need_syncobj, const char **wh
 	drmVersionPtr v;
 	uint64_t cap = 0;
 
-	if (!c->have_main_dev) {
+	if (!c->have_main_dev && !c->device) {
 		*why = "the compositor names no DRM device (zwp_linux_dmabuf_v1 version 4 "
-		       "feedback)";
+		       "feedback; --device names one)";
 		return -ENODEV;
 	}
 	if (c->dev_fd >= 0)
 		return 0;
+	if (c->device) {
+		/* --device: the user knows better than the feedback. */
+		c->dev_fd = open(c->device, O_RDWR | O_CLOEXEC);
+		if (c->dev_fd < 0) {
+			snprintf(reason, sizeof(reason), "--device %s: %s", c->device,
+				 strerror(errno));
+			*why = reason;
+			return -ENODEV;
+		}
+		snprintf(c->dev_name, sizeof(c->dev_name), "%s", c->device);
+		goto opened;
+	}
 	if (drmGetDeviceFromDevId(c->main_dev, 0, &dev)) {
 		snprintf(reason, sizeof(reason), "the compositor's DRM device %u:%u is not here",
 			 major(c->main_dev), minor(c->main_dev));
@@ -969,6 +981,7 @@ static int open_main_device(struct client *c, bool need_syncobj, const char **wh
 		*why = "cannot open the compositor's DRM device";
 		return -ENODEV;
 	}
+opened:
 	v = drmGetVersion(c->dev_fd);
 	if (v) {
 		size_t len = strlen(c->dev_name);
@@ -1040,8 +1053,8 @@ static int dmabuf_alloc(struct client *c, struct buf *b)
 {
 	const char *why;
 
-	if (!c->allocator && c->have_main_dev && open_main_device(c, false, &why) == 0 &&
-	    !strstr(c->dev_name, "(vgem)")) {
+	if (!c->allocator && (c->have_main_dev || c->device) &&
+	    open_main_device(c, false, &why) == 0 && !strstr(c->dev_name, "(vgem)")) {
 		if (dumb_alloc(c, b, &why) == 0) {
 			snprintf(c->alloc_name, sizeof(c->alloc_name), "the compositor's device %s",
 				 c->dev_name);
@@ -1872,9 +1885,12 @@ static void capture_pending(struct client *c, struct frame *fr, int n)
 	if (before == 0 && after == 0)
 		printf("frame %d pending: captured while its fence was pending (the frame "
 		       "fully drawn in its buffer)\n", n);
+	else if (before == 0 && after == 1)
+		printf("frame %d pending: the capture ended only after its fence signalled "
+		       "(the compositor answered after the fence, or --hold-ms is too short)\n", n);
 	else
-		printf("frame %d pending: inconclusive, its fence signalled before the capture "
-		       "ended (try a longer --hold-ms)\n", n);
+		printf("frame %d pending: not captured while pending, its fence had signalled "
+		       "(try a longer --hold-ms)\n", n);
 	fflush(stdout);
 }
 
@@ -1949,6 +1965,13 @@ static int run_frames(struct client *c)
 					"from the compositor within %d ms: %s\n",
 					n, c->timeout_ms, strerror(-ret));
 			return EXIT_FAIL;
+		}
+		if (c->capture && n == c->hold_frame) {
+			char name[32];
+
+			/* The screen before: frame n - 1 (before n's compute starts). */
+			snprintf(name, sizeof(name), "frame%d-before", n);
+			run_capture(c, name);
 		}
 		if (c->gpu == GPU_SIM) {
 			/* The queue waits for the compositor; draws; signals. */
@@ -2209,8 +2232,10 @@ static void usage(FILE *f)
 "  shm       wl_shm: the client waits for the fence (at most --timeout-ms)\n"
 "            before it commits.\n"
 "\n"
-"dmabufs come from vgem (DRM_IOCTL_MODE_CREATE_DUMB and PRIME export) or,\n"
-"without vgem, from /dev/udmabuf.\n"
+"dmabufs are dumb buffers of the compositor's own DRM device when it names\n"
+"one (zwp_linux_dmabuf_v1 v4 feedback) or --device gives one, else come from\n"
+"vgem (DRM_IOCTL_MODE_CREATE_DUMB and PRIME export) or, without vgem, from\n"
+"/dev/udmabuf.\n"
 "\n"
 "Options:\n"
 "  -n, --frames=N       frames to present (default 10)\n"
@@ -2228,14 +2253,18 @@ static void usage(FILE *f)
 "      --hold-frame=N   frame N's compute takes --hold-ms instead of\n"
 "                       --compute-ms (its pixels are final first)\n"
 "      --hold-ms=MS     (default 3000)\n"
-"      --capture=CMD    with --hold-frame: run \"CMD frameN-pending\" while\n"
-"                       frame N is committed, drawn and its fence pending,\n"
+"      --capture=CMD    with --hold-frame: run \"CMD frameN-before\" just\n"
+"                       before frame N is committed, \"CMD frameN-pending\"\n"
+"                       while it is committed, drawn and its fence pending,\n"
 "                       and \"CMD frameN-shown\" once it is presented\n"
 "      --error-frame=N  (--gpu sim) frame N's fence gets a watchdog of\n"
 "                       --error-ms, shorter than its compute (--hold-ms):\n"
 "                       it ends with -ETIMEDOUT, which fails the frame\n"
 "      --error-ms=MS    (default 500)\n"
 "      --fullscreen     ask for a fullscreen window\n"
+"      --device=NODE    make dmabufs as dumb buffers of this DRM device (a\n"
+"                       primary node, e.g. /dev/dri/card0): for compositors\n"
+"                       that do not name theirs\n"
 "      --linger-ms=MS   keep the window and its last frame for MS after\n"
 "                       the last frame (e.g. for a screenshot)\n"
 "      --try-acquire=TYPE\n"
@@ -2283,7 +2312,7 @@ static int parse_args(struct client *c, int argc, char **argv)
 {
 	enum {
 		OPT_STALL = 256, OPT_TRY_ACQUIRE, OPT_LINGER, OPT_HOLD_FRAME, OPT_HOLD_MS,
-		OPT_CAPTURE, OPT_ERROR_FRAME, OPT_ERROR_MS, OPT_FULLSCREEN,
+		OPT_CAPTURE, OPT_ERROR_FRAME, OPT_ERROR_MS, OPT_FULLSCREEN, OPT_DEVICE,
 	};
 	static const struct option opts[] = {
 		{ "frames", required_argument, NULL, 'n' },
@@ -2296,6 +2325,7 @@ static int parse_args(struct client *c, int argc, char **argv)
 		{ "error-frame", required_argument, NULL, OPT_ERROR_FRAME },
 		{ "error-ms", required_argument, NULL, OPT_ERROR_MS },
 		{ "fullscreen", no_argument, NULL, OPT_FULLSCREEN },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "compute-ms", required_argument, NULL, 'c' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "stall-frame", required_argument, NULL, OPT_STALL },
@@ -2373,6 +2403,9 @@ static int parse_args(struct client *c, int argc, char **argv)
 			break;
 		case OPT_FULLSCREEN:
 			c->fullscreen = true;
+			break;
+		case OPT_DEVICE:
+			c->device = optarg;
 			break;
 		case 'c':
 			if (parse_int("--compute-ms", optarg, 0, 600000, &c->compute_ms))
