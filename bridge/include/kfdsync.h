@@ -451,15 +451,20 @@ int kfdsync_sync_file_get_status(int fd, struct kfdsync_sync_file_status *st,
  * If @p *acc is -1 it becomes a new descriptor of @p fd's sync_file (a
  * close-on-exec dup); otherwise a new sync_file that signals when both
  * have (kfdsync_sync_file_merge()) replaces @p *acc, and the previous
- * @p *acc is closed. A fence that ends with an error makes the merged
- * sync_file end with that error.
+ * @p *acc is closed. A fence that ends with an error after the merge makes
+ * the merged sync_file end with that error; but the kernel leaves fences
+ * that have already signalled out of a merge, so the error of a fence that
+ * had already failed is lost: then the return value is 1, and the caller
+ * must carry the error itself.
  *
  * @param name  name of a merged sync_file; NULL for "kfdsync-merge"
  * @param[in,out] acc  -1 or a sync_file fd owned by the caller, who closes
  *   the final one; on failure it is left unchanged (and still open)
  * @param fd  borrowed; may be closed as soon as this returns
- * @return 0, `-EINVAL` @p acc is NULL, @p *acc is below -1, or either fd is
- *   not a sync_file, `-EBADF` either is not open, or another negative errno.
+ * @return 0; 1 if an input had already ended with an error that the merged
+ *   sync_file therefore does not carry; `-EINVAL` @p acc is NULL, @p *acc
+ *   is below -1, or either fd is not a sync_file, `-EBADF` either is not
+ *   open, or another negative errno.
  */
 int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sync_file.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 #include <xf86drm.h>
@@ -36,8 +37,17 @@ struct drm_syncobj_eventfd {
 #define DRM_IOCTL_SYNCOBJ_EVENTFD DRM_IOWR(0xCF, struct drm_syncobj_eventfd)
 #endif
 
+/* Has the sync_file already ended with an error? */
+static bool failed_already(int fd)
+{
+	struct kfdsync_sync_file_status st;
+
+	return kfdsync_sync_file_get_status(fd, &st, NULL, 0) >= 0 && st.status < 0;
+}
+
 KFDSYNC_EXPORT int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd)
 {
+	bool lost;
 	int ret, merged;
 
 	if (!acc || *acc < -1)
@@ -53,12 +63,17 @@ KFDSYNC_EXPORT int kfdsync_sync_file_accumulate(const char *name, int *acc, int 
 		*acc = merged;
 		return 0;
 	}
+	/*
+	 * The kernel leaves fences that have signalled out of a merge, errors
+	 * and all (dma_fence_unwrap_merge()): say so when that loses one.
+	 */
+	lost = failed_already(*acc) || failed_already(fd);
 	merged = kfdsync_sync_file_merge(name, *acc, fd);
 	if (merged < 0)
 		return merged;
 	close(*acc);
 	*acc = merged;
-	return 0;
+	return lost && !failed_already(merged) ? 1 : 0;
 }
 
 KFDSYNC_EXPORT int kfdsync_sync_file_set_deadline(int fd, uint64_t deadline_ns)

@@ -27,7 +27,7 @@
 #include "vgem.h"
 
 #define MS 1000000LL
-#define PLAN 20
+#define PLAN 21
 
 static int32_t status_of(int fd)
 {
@@ -96,6 +96,28 @@ static void accumulate_tests(void)
 	tap_ok(ret == 0 && kfdsync_sync_file_wait(acc, 1000 * MS) == 0 &&
 	       status_of(acc) == -ENOENT, "accumulate_error_reaches_the_merged_fence (%d)",
 	       status_of(acc));
+	/*
+	 * Already failed when added: the kernel leaves signalled fences out
+	 * of a merge, so the error is lost, and the function says so.
+	 */
+	{
+		struct kfdsync_timeline *tl4, *tl5;
+		int failed, pending, acc2 = -1, r1, r2;
+
+		if (kfdsync_timeline_new(&tl4) || kfdsync_timeline_new(&tl5))
+			tap_bail("no kfdsync timeline");
+		failed = kfdsync_timeline_create_fence(tl4, 1, "acc-failed");
+		pending = kfdsync_timeline_create_fence(tl5, 1, "acc-pending");
+		kfdsync_timeline_free(tl4);	/* failed ends with -ENOENT */
+		r1 = kfdsync_sync_file_accumulate(NULL, &acc2, pending);
+		r2 = kfdsync_sync_file_accumulate(NULL, &acc2, failed);
+		tap_ok(r1 == 0 && r2 == 1 && status_of(acc2) == 0,
+		       "accumulate_reports_an_error_the_merge_loses (%d, %d)", r1, r2);
+		kfdsync_timeline_free(tl5);
+		close(failed);
+		close(pending);
+		close(acc2);
+	}
 	first = acc;
 	if (pipe2(p, O_CLOEXEC))
 		tap_bail("pipe2");
