@@ -73,9 +73,9 @@ has() { grep -q -- "$2" "$T/$1"; }
 # Frame colours (the client's palette): 1 green, 2 blue.
 GREEN=30a040 BLUE=2050d0
 
-# ---- A: the simulated GPU, frame 2 held 40 s, captures while pending ----
+# ---- A: the simulated GPU, frame 2 held 25 s, captures while pending ----
 run sim --gpu sim --fullscreen --size 640x480 --frames 4 --compute-ms 100 \
-	--hold-frame 2 --hold-ms 40000 --timeout-ms 150000 --capture "$T/capture"
+	--hold-frame 2 --hold-ms 25000 --timeout-ms 150000 --capture "$T/capture"
 check "KWin offers wp_linux_drm_syncobj_manager_v1" \
 	has sim "wp_linux_drm_syncobj_manager_v1 yes$"
 check "auto takes the syncobj path (dumb buffers of virtio-gpu, a timeline per buffer)" \

@@ -126,7 +126,7 @@ if LIBSEAT_BACKEND=noop start_weston drm --backend=drm --drm-device="$card" \
 	--shell=kiosk --continue-without-input; then
 	ok "weston $ver, drm backend on $card with the GL renderer, starts"
 	run drm drm --device "/dev/dri/$card" --path explicit --gpu sim --frames 3 \
-		--compute-ms 100 --hold-frame 1 --hold-ms 15000 --timeout-ms 90000 \
+		--compute-ms 100 --hold-frame 1 --hold-ms 6000 --timeout-ms 90000 \
 		--size 640x480 --capture "$T/screendump"
 	check "explicit sync offered (GL renderer with EGL_ANDROID_native_fence_sync)" \
 		has drm "zwp_linux_explicit_synchronization_v1 yes"
@@ -162,7 +162,7 @@ if start_weston hl --backend=headless --width=640 --height=480 --shell=kiosk --d
 	# The first capture compiles llvmpipe's shaders: not during the hold.
 	WAYLAND_DISPLAY=hl "$T/capture" warmup
 	run hl hl --path explicit --gpu sim --frames 2 --compute-ms 100 --hold-frame 1 \
-		--hold-ms 8000 --timeout-ms 90000 --size 640x480 --capture "$T/capture"
+		--hold-ms 5000 --timeout-ms 90000 --size 640x480 --capture "$T/capture"
 	check "weston_capture_v1 just before frame 1: frame 0" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-capture-frame1-before.png" 0.5 0.5 $RED
 	check "a capture asked for while frame 1's fence is pending is answered only after it signalled" \
