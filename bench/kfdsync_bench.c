@@ -104,19 +104,19 @@ static void register_events(int n)
 
 	for (; registered < n; registered++) {
 		events[registered] = new_event();
-		ret = kfdsync_event_register_hsa(ctx, events[registered], NULL);
+		ret = kfdsync_event_add_hsa(ctx, events[registered], NULL);
 		if (ret)
-			die("kfdsync_event_register_hsa", -ret);
+			die("kfdsync_event_add_hsa", -ret);
 	}
 }
 
 static int export_next(HsaEvent *ev)
 {
 	struct kfdsync_event_state st;
-	int ret = kfdsync_event_query(ctx, ev->EventId, &st);
+	int ret = kfdsync_event_get_state(ctx, ev->EventId, &st);
 
 	if (ret)
-		die("kfdsync_event_query", -ret);
+		die("kfdsync_event_get_state", -ret);
 	ret = kfdsync_event_export_sync_file(ctx, ev->EventId, st.age, 0);
 	if (ret < 0)
 		die("kfdsync_event_export_sync_file", -ret);

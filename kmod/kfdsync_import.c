@@ -17,24 +17,23 @@
  * else runs in a worker, which the callback queues: setting an amdkfd event
  * sleeps.
  *
- * The target page is pinned at import with pin_user_pages(FOLL_LONGTERM), in
- * the importer's own address space, so the worker never faults: it writes
- * through kmap_local_page() with a single aligned store or atomic subtract.
- * Every import holds one page at most; max_imports bounds how many a
- * context can have pending.
+ * The target page is pinned at import (kfdsync_pin.c: anonymous or shmem
+ * memory of the importer, FOLL_WRITE | FOLL_LONGTERM, charged to the user's
+ * RLIMIT_MEMLOCK), so the write never faults: a single aligned store or
+ * atomic subtract through kmap_local_page(). Every import holds one page at
+ * most; max_imports bounds how many a context can have pending.
  *
- * Lifetime: an import holds references to its context, fence, page and
- * eventfd, and sits on &kfdsync_ctx.imports until it is done. Closing the
+ * Lifetime: an import holds references to its fence, page and eventfd,
+ * and sits on its context's &kfdsync_imports until it is done. Closing the
  * context removes every callback that has not run (those imports are
  * cancelled: nothing written, pins released) and flushes the workqueue for
- * the others, so no import outlives the file and the module cannot be
- * unloaded under one.
+ * the others, so no import outlives its context (it needs no reference to
+ * it) and the module cannot be unloaded under one.
  *
- * Locking: &kfdsync_ctx.lock protects the list. The callback runs under the
- * fence's lock and takes nothing else; closing takes &kfdsync_ctx.lock and
- * then the fence's lock (dma_fence_remove_callback()), the order
- * &kfdsync_ctx.lock -> &kfdsync_event.lock the rest of kfdsync uses for its
- * own fences.
+ * Locking: &kfdsync_imports.lock protects the list (process context only).
+ * The callback runs under the fence's lock and takes nothing else; closing
+ * takes &kfdsync_imports.lock and then the fence's lock
+ * (dma_fence_remove_callback()).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -51,7 +50,12 @@
 
 #include <linux/kfdsync.h>
 
-#include "kfdsync_internal.h"
+#include "kfdsync_amdkfd.h"
+#include "kfdsync_compat.h"
+#include "kfdsync_event.h"
+#include "kfdsync_import.h"
+#include "kfdsync_pin.h"
+#include "kfdsync_user.h"
 
 #define KFDSYNC_IMPORT_ALL	(KFDSYNC_IMPORT_MEMORY |		\
 				 KFDSYNC_IMPORT_MEMORY32 |		\
@@ -70,11 +74,11 @@
  * struct kfdsync_import_op - one pending import
  * @cb:		Callback on @fence; queues @work.
  * @work:	Does the import, then frees it.
- * @node:	Entry in &kfdsync_ctx.imports, under &kfdsync_ctx.lock.
- * @ctx:	The importing context (reference held).
+ * @node:	Entry in &kfdsync_imports.list, under its lock.
+ * @imp:	The importing context's imports.
  * @fence:	The imported fence (reference held).
- * @page:	MEMORY: the pinned page of the target, else NULL.
- * @offset:	MEMORY: offset of the target in @page.
+ * @pin:	MEMORY: the pinned target.
+ * @pinned:	MEMORY: @pin is set.
  * @written:	MEMORY: the callback wrote the value already.
  * @eventfd:	EVENTFD: the eventfd to signal (reference held), else NULL.
  * @flags:	KFDSYNC_IMPORT_* of the import.
@@ -87,10 +91,10 @@ struct kfdsync_import_op {
 	struct dma_fence_cb cb;
 	struct work_struct work;
 	struct list_head node;
-	struct kfdsync_ctx *ctx;
+	struct kfdsync_imports *imp;
 	struct dma_fence *fence;
-	struct page *page;
-	unsigned int offset;
+	struct kfdsync_pin pin;
+	bool pinned;
 	bool written;
 	struct eventfd_ctx *eventfd;
 	u32 flags;
@@ -102,9 +106,17 @@ struct kfdsync_import_op {
 
 static struct workqueue_struct *kfdsync_import_wq;
 
-/* Everything but the fd, eventfd and memory: -EINVAL or 0. */
-static int kfdsync_import_check(const struct kfdsync_import *args)
+/**
+ * kfdsync_import_check() - check an import's argument alone
+ * @data: &struct kfdsync_import, copied in
+ *
+ * Everything but the fd, the eventfd and the memory.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kfdsync_import_check(const void *data)
 {
+	const struct kfdsync_import *args = data;
 	u32 flags = args->flags;
 	bool mem = flags & KFDSYNC_IMPORT_MEMORY;
 	bool mem32 = flags & KFDSYNC_IMPORT_MEMORY32;
@@ -152,57 +164,43 @@ static struct dma_fence *kfdsync_import_fence(int fd)
 
 static void kfdsync_import_free(struct kfdsync_import_op *op, bool written)
 {
-	if (op->page)
-		unpin_user_pages_dirty_lock(&op->page, 1, written);
+	if (op->pinned)
+		kfdsync_pin_release(&op->pin, written);
 	if (op->eventfd)
 		eventfd_ctx_put(op->eventfd);
 	dma_fence_put(op->fence);
-	kfdsync_ctx_put(op->ctx);
 	kfree(op);
 }
 
 /* Store or subtract @value at the target: one aligned access. */
 static void kfdsync_import_write(struct kfdsync_import_op *op, u64 value)
 {
-	void *base = kmap_local_page(op->page);
-	void *target = base + op->offset;
-
-	if (op->flags & KFDSYNC_IMPORT_MEMORY32) {
-		if (op->flags & KFDSYNC_IMPORT_SUB)
-			atomic_sub((int)value, target);
-		else
-			WRITE_ONCE(*(u32 *)target, (u32)value);
-	} else {
-		if (op->flags & KFDSYNC_IMPORT_SUB)
-			atomic64_sub((s64)value, target);
-		else
-			WRITE_ONCE(*(u64 *)target, value);
-	}
-	kunmap_local(base);
+	kfdsync_pin_write(&op->pin, value, op->flags & KFDSYNC_IMPORT_MEMORY32,
+			  op->flags & KFDSYNC_IMPORT_SUB);
 }
 
 static void kfdsync_import_work(struct work_struct *work)
 {
 	struct kfdsync_import_op *op =
 		container_of(work, struct kfdsync_import_op, work);
-	struct kfdsync_ctx *ctx = op->ctx;
+	struct kfdsync_imports *imp = op->imp;
 	int error = min(dma_fence_get_status(op->fence), 0);
-	unsigned long flags;
 
 	/* The fence ended: no longer pending (max_imports), nor cancellable. */
-	spin_lock_irqsave(&ctx->lock, flags);
+	spin_lock(&imp->lock);
 	list_del(&op->node);
-	ctx->n_imports--;
-	spin_unlock_irqrestore(&ctx->lock, flags);
+	imp->n--;
+	spin_unlock(&imp->lock);
+	kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);
 
 	/* First the error, so that nothing released below can beat it. */
 	if (error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))
-		kfdsync_event_fail(ctx, op->fail_event_id, error);
-	if (op->page && !op->written)
+		kfdsync_event_fail(imp->events, op->fail_event_id, error);
+	if (op->pinned && !op->written)
 		kfdsync_import_write(op, error ? op->error_value : op->value);
 	/* After the value: an HSA waiter woken by the event reads it. */
 	if (op->flags & KFDSYNC_IMPORT_SET_EVENT)
-		kfdsync_hooks_set_event(ctx->mm, op->event_id, false);
+		kfdsync_amdkfd_set_event(imp->mm, op->event_id, false);
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
 	kfdsync_import_free(op, true);
@@ -216,57 +214,33 @@ static void kfdsync_import_fence_cb(struct dma_fence *fence,
 	/* Signalled: the error is final (dma_fence_get_status() would lock). */
 	int error = fence->error;
 
-	if (op->page && !(error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))) {
+	if (op->pinned && !(error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))) {
 		kfdsync_import_write(op, error ? op->error_value : op->value);
 		op->written = true;
 	}
 	queue_work(kfdsync_import_wq, &op->work);
 }
 
-/* Pin the page of the caller's target at @addr for writing. */
-static int kfdsync_import_pin(struct kfdsync_import_op *op, u64 addr)
-{
-	unsigned long uaddr = (unsigned long)addr;
-	int ret;
-
-	if (uaddr != addr)
-		return -EFAULT;
-	ret = pin_user_pages_fast(uaddr, 1, FOLL_WRITE | FOLL_LONGTERM,
-				  &op->page);
-	if (ret != 1) {
-		op->page = NULL;
-		return ret < 0 ? ret : -EFAULT;
-	}
-	op->offset = offset_in_page(uaddr);
-	return 0;
-}
-
 /**
  * kfdsync_import() - act on the importer's behalf when a fence ends
- * @ctx: the caller's context (current's process)
- * @args: the ioctl's argument, copied in
+ * @imp: the caller's context's imports (current's process)
+ * @args: the ioctl's argument, copied in and checked by
+ *	  kfdsync_import_check()
  *
  * Return: 0, or -errno as listed for KFDSYNC_IOCTL_IMPORT_SYNC_FILE.
  */
-int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
+int kfdsync_import(struct kfdsync_imports *imp,
+		   const struct kfdsync_import *args)
 {
 	struct kfdsync_import_op *op;
-	struct kfdsync_event *ev;
-	unsigned long flags;
 	int ret;
-
-	ret = kfdsync_import_check(args);
-	if (ret)
-		return ret;
-	if (!kfdsync_ctx_is_caller(ctx))
-		return -EPERM;
 
 	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return -ENOMEM;
 	INIT_WORK(&op->work, kfdsync_import_work);
 	INIT_LIST_HEAD(&op->node);
-	op->ctx = kfdsync_ctx_get(ctx);
+	op->imp = imp;
 	op->flags = args->flags;
 	op->event_id = args->event_id;
 	op->fail_event_id = args->fail_event_id;
@@ -289,39 +263,42 @@ int kfdsync_import(struct kfdsync_ctx *ctx, const struct kfdsync_import *args)
 		}
 	}
 
-	if (args->flags & KFDSYNC_IMPORT_FAIL_EVENT) {
-		ev = kfdsync_event_lookup(ctx, args->fail_event_id);
-		if (!ev) {
-			ret = -ENOENT;
-			goto err_free;
-		}
-		kfdsync_event_put(ev);
+	if ((args->flags & KFDSYNC_IMPORT_FAIL_EVENT) &&
+	    !kfdsync_event_exists(imp->events, args->fail_event_id)) {
+		ret = -ENOENT;
+		goto err_free;
 	}
 
 	if (args->flags & KFDSYNC_IMPORT_SET_EVENT) {
-		ret = kfdsync_hooks_set_event(ctx->mm, args->event_id, true);
+		ret = kfdsync_amdkfd_set_event(imp->mm, args->event_id, true);
 		if (ret)
 			goto err_free;
 	}
 
 	if (args->flags & KFDSYNC_IMPORT_MEMORY) {
-		ret = kfdsync_import_pin(op, args->addr);
+		ret = kfdsync_pin_user(&op->pin, args->addr,
+				       args->flags & KFDSYNC_IMPORT_MEMORY32 ?
+				       sizeof(u32) : sizeof(u64));
 		if (ret)
 			goto err_free;
+		op->pinned = true;
 	}
 
-	spin_lock_irqsave(&ctx->lock, flags);
-	if (ctx->dead)
+	ret = 0;
+	spin_lock(&imp->lock);
+	if (imp->dead)
 		ret = -EPERM;
-	else if (ctx->n_imports >= ctx->max_imports)
+	else if (imp->n >= imp->max ||
+		 !kfdsync_user_charge(imp->user, KFDSYNC_USER_IMPORTS,
+				      imp->user_max))
 		ret = -ENOSPC;
 	if (ret) {
-		spin_unlock_irqrestore(&ctx->lock, flags);
+		spin_unlock(&imp->lock);
 		goto err_free;
 	}
-	list_add_tail(&op->node, &ctx->imports);
-	ctx->n_imports++;
-	spin_unlock_irqrestore(&ctx->lock, flags);
+	list_add_tail(&op->node, &imp->list);
+	imp->n++;
+	spin_unlock(&imp->lock);
 
 	/* Ended already: no callback will come, do it now. */
 	if (dma_fence_add_callback(op->fence, &op->cb,
@@ -335,27 +312,49 @@ err_free:
 }
 
 /**
- * kfdsync_ctx_imports_fini() - cancel a closing context's imports
- * @ctx: the context
+ * kfdsync_imports_init() - set up a context's imports
+ * @imp: the imports, zeroed, the limits and pointers already set
+ */
+void kfdsync_imports_init(struct kfdsync_imports *imp)
+{
+	spin_lock_init(&imp->lock);
+	INIT_LIST_HEAD(&imp->list);
+}
+
+/**
+ * kfdsync_imports_kill() - no new imports (the address space went away)
+ * @imp: the context's imports
+ */
+void kfdsync_imports_kill(struct kfdsync_imports *imp)
+{
+	spin_lock(&imp->lock);
+	imp->dead = true;
+	spin_unlock(&imp->lock);
+}
+
+/**
+ * kfdsync_imports_fini() - cancel a closing context's imports
+ * @imp: the context's imports
  *
  * Imports whose fence has not ended are cancelled (nothing written, set or
  * signalled); the others are done before this returns.
  */
-void kfdsync_ctx_imports_fini(struct kfdsync_ctx *ctx)
+void kfdsync_imports_fini(struct kfdsync_imports *imp)
 {
 	struct kfdsync_import_op *op, *next;
-	unsigned long flags;
 	LIST_HEAD(cancelled);
 
-	spin_lock_irqsave(&ctx->lock, flags);
-	list_for_each_entry_safe(op, next, &ctx->imports, node) {
+	spin_lock(&imp->lock);
+	imp->dead = true;
+	list_for_each_entry_safe(op, next, &imp->list, node) {
 		/* False: the callback ran, the worker owns the import. */
 		if (dma_fence_remove_callback(op->fence, &op->cb)) {
 			list_move_tail(&op->node, &cancelled);
-			ctx->n_imports--;
+			imp->n--;
+			kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);
 		}
 	}
-	spin_unlock_irqrestore(&ctx->lock, flags);
+	spin_unlock(&imp->lock);
 
 	list_for_each_entry_safe(op, next, &cancelled, node)
 		kfdsync_import_free(op, false);

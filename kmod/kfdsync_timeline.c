@@ -24,9 +24,15 @@
  *
  * - A watchdog: a fence still pending watchdog_ms after its creation is
  *   signalled with -ETIMEDOUT, together with every pending fence of a lower
- *   value (so that the fences of the context still signal in order).
- * - Limits: open timelines (max_timelines, -ENFILE) and pending fences per
- *   timeline (max_timeline_fences, -ENOSPC).
+ *   value, and a fence created later for a value at or below it is born
+ *   with -ETIMEDOUT, so that the fences of the context still end in order.
+ *   Expiry runs in process context, in bounded batches
+ *   (kfdsync_watchdog.c).
+ * - Limits: open timelines per user (max_user_timelines, -EMFILE) and
+ *   system-wide (max_timelines, -ENFILE); pending fences per timeline
+ *   (max_timeline_fences) and per user (max_user_fences), -ENOSPC. As in
+ *   sw_sync, a pending fence nobody holds any more leaves the timeline and
+ *   counts against nothing.
  * - <debugfs>/kfdsync/timelines: every open timeline and the number of live
  *   fences.
  * - The module cannot unload while any fence lives: every fence holds its
@@ -34,11 +40,13 @@
  *
  * Locking: &kfdsync_tl.lock (a spinlock taken with IRQs off) is the lock of
  * every fence of the timeline and protects its value and pending lists. The
- * pending list holds a reference to each pending fence; fences are signalled
- * under the lock and those references are dropped only after unlocking, so
- * a fence callback that drops the last reference of another fence never
- * re-enters the lock. The release op never takes the lock. The list of open
- * timelines is protected by kfdsync_tl_list_lock (a mutex).
+ * pending lists hold no reference: a fence's release takes it off them
+ * under the lock. Whoever signals under the lock first takes a reference
+ * to each fence it signals (kref_get_unless_zero(): a fence whose last
+ * reference is going is only unlinked) and drops those references after
+ * unlocking, so a fence callback that drops the last reference of another
+ * fence never re-enters the lock. The list of open timelines is protected
+ * by kfdsync_tl_list_lock (a mutex).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -48,14 +56,12 @@
 #include <linux/dma-fence.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/jiffies.h>
 #include <linux/kernel.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/rcupdate.h>
@@ -67,11 +73,14 @@
 #include <linux/sync_file.h>
 #include <uapi/linux/sync_file.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
 
 #include <linux/kfdsync_timeline.h>
 
-#include "kfdsync_internal.h"
+#include "kfdsync_fence.h"
+#include "kfdsync_params.h"
+#include "kfdsync_timeline.h"
+#include "kfdsync_user.h"
+#include "kfdsync_watchdog.h"
 
 /*
  * dma_fence_ops.set_deadline came (6.4) with SYNC_IOC_SET_DEADLINE, which
@@ -86,59 +95,30 @@
 /* Fence flag: &kfdsync_tl_fence.deadline is valid. */
 #define KFDSYNC_TL_FENCE_HAS_DEADLINE	DMA_FENCE_FLAG_USER_BITS
 
-static unsigned int kfdsync_tl_max_timelines = 1024;
-static unsigned int kfdsync_tl_max_fences = 1024;
-
-/* Set an unsigned int parameter in [1, 65536]; -ERANGE outside, as drv.c. */
-static int kfdsync_tl_param_set_limit(const char *val,
-				      const struct kernel_param *kp)
-{
-	unsigned int n;
-	int ret;
-
-	ret = kstrtouint(val, 0, &n);
-	if (ret)
-		return ret;
-	if (n < 1 || n > 65536)
-		return -ERANGE;
-	WRITE_ONCE(*(unsigned int *)kp->arg, n);
-	return 0;
-}
-
-static const struct kernel_param_ops kfdsync_tl_limit_ops = {
-	.set = kfdsync_tl_param_set_limit,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_timelines, &kfdsync_tl_limit_ops,
-		&kfdsync_tl_max_timelines, 0644);
-MODULE_PARM_DESC(max_timelines,
-		 "Open CPU timelines, system-wide (1-65536, default 1024)");
-
-module_param_cb(max_timeline_fences, &kfdsync_tl_limit_ops,
-		&kfdsync_tl_max_fences, 0644);
-MODULE_PARM_DESC(max_timeline_fences,
-		 "Pending fences per CPU timeline (1-65536, default 1024)");
-
 /**
  * struct kfdsync_tl - one CPU timeline, one open of /dev/kfdsync_timeline
  * @ref:		References: the file and every fence hold one.
  * @lock:		Lock of every fence of the timeline; protects @value,
- *			@pending, @by_age and @nr_pending.
+ *			@pending, @by_age, @nr_pending, @expired, @expired_set
+ *			and @open.
  * @value:		Current value; fences up to it are signalled.
  * @pending:		Pending fences by distance ahead of @value (closest
- *			first); the list holds a reference to each.
- * @by_age:		The same fences in creation order, for the watchdog.
+ *			first).
+ * @by_age:		The same fences in creation order: deadline order.
  * @nr_pending:		Length of @pending.
- * @watchdog:		Signals fences older than @watchdog_ms.
+ * @expired:		With @expired_set, the highest value the watchdog
+ *			ended, not reached yet.
+ * @expired_set:	@expired is valid.
+ * @open:		The file is open: the watchdog may be armed.
+ * @watchdog:		Ends fences older than @watchdog_ms.
  * @context:		The dma_fence context.
  * @node:		Entry in kfdsync_tl_list (kfdsync_tl_list_lock).
  * @id:			Unique id, for debugfs.
  * @tgid:		Process id of the opener.
  * @comm:		Command name of the opener.
  * @name:		Timeline name: "kfdsync-timeline:<tgid>:<comm>".
- * @max_fences:		Limit of @nr_pending, snapshot of max_timeline_fences.
- * @watchdog_ms:	Fence watchdog, snapshot at open.
+ * @user:		The opener's user (reference held).
+ * @limits:		Limits, snapshots at open.
  * @rcu:		Frees the timeline after a grace period.
  *
  * Fields not marked otherwise are set at open and constant.
@@ -151,32 +131,39 @@ struct kfdsync_tl {
 	struct list_head pending;
 	struct list_head by_age;
 	unsigned int nr_pending;
-	struct delayed_work watchdog;
+	u32 expired;
+	bool expired_set;
+	bool open;
+	struct kfdsync_watchdog watchdog;
 	u64 context;
 	struct list_head node;
 	u64 id;
 	pid_t tgid;
 	char comm[TASK_COMM_LEN];
 	char name[64];
-	unsigned int max_fences;
-	unsigned int watchdog_ms;
+	struct kfdsync_user *user;
+	struct kfdsync_tl_limits limits;
 	struct rcu_head rcu;
 };
 
 /**
  * struct kfdsync_tl_fence - a fence of a CPU timeline
  * @base:	The dma_fence; first, as dma_fence_free() frees it.
- * @link:	Entry in &kfdsync_tl.pending (timeline lock).
- * @age_link:	Entry in &kfdsync_tl.by_age (timeline lock).
- * @expires:	Watchdog expiry, in jiffies.
+ * @tl:		The timeline (reference held).
+ * @link:	Entry in &kfdsync_tl.pending while pending (timeline lock).
+ * @age_link:	Entry in &kfdsync_tl.by_age while pending (timeline lock).
+ * @done_link:	Entry in a list of signalled fences, with a reference.
+ * @expires:	Watchdog expiry, CLOCK_MONOTONIC ns.
  * @deadline:	Earliest deadline hint, valid with KFDSYNC_TL_FENCE_HAS_DEADLINE
  *		(fence lock).
  */
 struct kfdsync_tl_fence {
 	struct dma_fence base;
+	struct kfdsync_tl *tl;
 	struct list_head link;
 	struct list_head age_link;
-	unsigned long expires;
+	struct list_head done_link;
+	u64 expires;
 	ktime_t deadline;
 };
 
@@ -194,7 +181,17 @@ static const struct dma_fence_ops kfdsync_tl_fence_ops;
 
 static struct kfdsync_tl *fence_tl(struct dma_fence *fence)
 {
-	return container_of(fence->lock, struct kfdsync_tl, lock);
+	return container_of(fence, struct kfdsync_tl_fence, base)->tl;
+}
+
+static void kfdsync_tl_free_rcu(struct rcu_head *rcu)
+{
+	struct kfdsync_tl *tl = container_of(rcu, struct kfdsync_tl, rcu);
+
+	kfdsync_user_put(tl->user);
+	kfree(tl);
+	/* Last: module exit's rcu_barrier() waits for this callback. */
+	module_put(THIS_MODULE);
 }
 
 static void kfdsync_tl_release(struct kref *ref)
@@ -202,8 +199,7 @@ static void kfdsync_tl_release(struct kref *ref)
 	struct kfdsync_tl *tl = container_of(ref, struct kfdsync_tl, ref);
 
 	/* RCU readers of a fence may still look at its timeline name. */
-	kfree_rcu(tl, rcu);
-	module_put(THIS_MODULE);
+	call_rcu(&tl->rcu, kfdsync_tl_free_rcu);
 }
 
 static void kfdsync_tl_get(struct kfdsync_tl *tl)
@@ -226,11 +222,30 @@ static const char *kfdsync_tl_fence_timeline_name(struct dma_fence *fence)
 	return fence_tl(fence)->name;
 }
 
+/* Take a pending fence off the timeline; the lock held. */
+static void kfdsync_tl_unlink_locked(struct kfdsync_tl *tl,
+				     struct kfdsync_tl_fence *f)
+{
+	lockdep_assert_held(&tl->lock);
+
+	list_del_init(&f->link);
+	list_del_init(&f->age_link);
+	tl->nr_pending--;
+	kfdsync_user_uncharge(tl->user, KFDSYNC_USER_FENCES);
+}
+
 static void kfdsync_tl_fence_release(struct dma_fence *fence)
 {
+	struct kfdsync_tl_fence *f =
+		container_of(fence, struct kfdsync_tl_fence, base);
 	struct kfdsync_tl *tl = fence_tl(fence);
+	unsigned long flags;
 
-	/* Not on the pending list: the list holds a reference. */
+	/* Nobody holds it any more: it leaves the timeline, as in sw_sync. */
+	spin_lock_irqsave(&tl->lock, flags);
+	if (!list_empty(&f->link))
+		kfdsync_tl_unlink_locked(tl, f);
+	spin_unlock_irqrestore(&tl->lock, flags);
 	atomic_dec(&kfdsync_tl_live_fences);
 	dma_fence_free(fence);
 	kfdsync_tl_put(tl);
@@ -250,12 +265,12 @@ static void kfdsync_tl_fence_set_deadline(struct dma_fence *fence,
 	struct kfdsync_tl_fence *f = to_tl_fence(fence);
 	unsigned long flags;
 
-	spin_lock_irqsave(fence->lock, flags);
+	spin_lock_irqsave(&f->tl->lock, flags);
 	if (!test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags) ||
 	    ktime_before(deadline, f->deadline))
 		f->deadline = deadline;
 	__set_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags);
-	spin_unlock_irqrestore(fence->lock, flags);
+	spin_unlock_irqrestore(&f->tl->lock, flags);
 }
 #endif
 
@@ -282,8 +297,9 @@ static bool kfdsync_tl_reached(struct kfdsync_tl *tl, u32 value)
 }
 
 /*
- * Signal a pending fence with @error (0 for success) and move it to @done;
- * the caller drops the list's reference after unlocking.
+ * Signal a pending fence with @error (0 for success) and take it off the
+ * timeline; it joins @done with a new reference, unless its last reference
+ * is already going (then nobody can see it and it is only unlinked).
  */
 static void kfdsync_tl_signal_locked(struct kfdsync_tl *tl,
 				     struct kfdsync_tl_fence *f, int error,
@@ -291,22 +307,37 @@ static void kfdsync_tl_signal_locked(struct kfdsync_tl *tl,
 {
 	lockdep_assert_held(&tl->lock);
 
+	kfdsync_tl_unlink_locked(tl, f);
+	if (!kref_get_unless_zero(&f->base.refcount))
+		return;
 	if (error)
 		dma_fence_set_error(&f->base, error);
 	dma_fence_signal_locked(&f->base);
-	list_del_init(&f->age_link);
-	list_move_tail(&f->link, done);
-	tl->nr_pending--;
+	list_add_tail(&f->done_link, done);
 }
 
-/* Drop the pending list's references of fences signalled under the lock. */
+/* Drop the references of fences signalled under the lock. */
 static void kfdsync_tl_put_done(struct list_head *done)
 {
 	struct kfdsync_tl_fence *f, *next;
 
-	list_for_each_entry_safe(f, next, done, link) {
-		list_del_init(&f->link);
+	list_for_each_entry_safe(f, next, done, done_link) {
+		list_del(&f->done_link);
 		dma_fence_put(&f->base);
+	}
+}
+
+/* Signal every pending fence at most @limit ahead with @error. */
+static void kfdsync_tl_signal_upto_locked(struct kfdsync_tl *tl, u32 limit,
+					  int error, struct list_head *done)
+{
+	struct kfdsync_tl_fence *f, *next;
+
+	/* Distances are at most INT_MAX, so the list is in value order. */
+	list_for_each_entry_safe(f, next, &tl->pending, link) {
+		if (kfdsync_tl_ahead(tl, (u32)f->base.seqno) > limit)
+			break;
+		kfdsync_tl_signal_locked(tl, f, error, done);
 	}
 }
 
@@ -314,64 +345,66 @@ static void kfdsync_tl_put_done(struct list_head *done)
 static void kfdsync_tl_advance_locked(struct kfdsync_tl *tl, u32 inc,
 				      struct list_head *done)
 {
-	struct kfdsync_tl_fence *f, *next;
-
 	lockdep_assert_held(&tl->lock);
 
-	/* Distances are at most INT_MAX, so this keeps the list order. */
-	list_for_each_entry_safe(f, next, &tl->pending, link) {
-		if (kfdsync_tl_ahead(tl, (u32)f->base.seqno) > inc)
-			break;
-		kfdsync_tl_signal_locked(tl, f, 0, done);
-	}
+	kfdsync_tl_signal_upto_locked(tl, inc, 0, done);
 	tl->value += inc;
+	if (tl->expired_set && kfdsync_tl_reached(tl, tl->expired))
+		tl->expired_set = false;
 }
 
 static void kfdsync_tl_watchdog_arm_locked(struct kfdsync_tl *tl)
 {
 	struct kfdsync_tl_fence *oldest;
-	unsigned long now = jiffies;
 
 	lockdep_assert_held(&tl->lock);
 
 	oldest = list_first_entry_or_null(&tl->by_age, struct kfdsync_tl_fence,
 					  age_link);
-	if (!oldest)
-		return;
-	mod_delayed_work(system_wq, &tl->watchdog,
-			 time_after(oldest->expires, now) ?
-			 oldest->expires - now : 0);
+	if (oldest && tl->open)
+		kfdsync_watchdog_arm(&tl->watchdog, oldest->expires);
 }
 
 /*
  * The watchdog: a fence pending for watchdog_ms is signalled with
  * -ETIMEDOUT, and so is every pending fence of a lower value, which must not
- * signal after it.
+ * signal after it; KFDSYNC_WATCHDOG_BATCH expiries at a time.
  */
-static void kfdsync_tl_watchdog_work(struct work_struct *work)
+static void kfdsync_tl_watchdog_expire(struct kfdsync_watchdog *wd)
 {
-	struct kfdsync_tl *tl = container_of(to_delayed_work(work),
-					     struct kfdsync_tl, watchdog);
-	struct kfdsync_tl_fence *oldest, *f, *next;
+	struct kfdsync_tl *tl = container_of(wd, struct kfdsync_tl, watchdog);
+	struct kfdsync_tl_fence *oldest;
+	unsigned int n = 0;
+	bool more = false;
 	LIST_HEAD(done);
 	bool cookie;
-	u32 limit;
+	u32 value;
+	u64 now;
 
 	cookie = dma_fence_begin_signalling();
 	spin_lock_irq(&tl->lock);
+	now = ktime_get_ns();
 	while ((oldest = list_first_entry_or_null(&tl->by_age,
 						  struct kfdsync_tl_fence,
-						  age_link))) {
-		if (time_before(jiffies, oldest->expires))
+						  age_link)) &&
+	       oldest->expires <= now) {
+		if (n++ == KFDSYNC_WATCHDOG_BATCH) {
+			more = tl->open;
 			break;
-		limit = kfdsync_tl_ahead(tl, (u32)oldest->base.seqno);
-		list_for_each_entry_safe(f, next, &tl->pending, link) {
-			if (kfdsync_tl_ahead(tl, (u32)f->base.seqno) > limit)
-				break;
-			kfdsync_tl_signal_locked(tl, f, -ETIMEDOUT, &done);
 		}
+		value = (u32)oldest->base.seqno;
+		if (!tl->expired_set || kfdsync_tl_ahead(tl, value) >
+					kfdsync_tl_ahead(tl, tl->expired)) {
+			tl->expired = value;
+			tl->expired_set = true;
+		}
+		kfdsync_tl_signal_upto_locked(tl, kfdsync_tl_ahead(tl, value),
+					      -ETIMEDOUT, &done);
 	}
-	kfdsync_tl_watchdog_arm_locked(tl);
+	if (more)
+		kfdsync_watchdog_again(wd);
+	else
+		kfdsync_tl_watchdog_arm_locked(tl);
 	spin_unlock_irq(&tl->lock);
 
 	kfdsync_tl_put_done(&done);
@@ -394,6 +427,7 @@ static struct dma_fence *kfdsync_tl_fence_get(struct kfdsync_tl *tl,
 		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&f->link);
 	INIT_LIST_HEAD(&f->age_link);
+	f->tl = tl;
 	dma_fence_init(&f->base, &kfdsync_tl_fence_ops, &tl->lock, tl->context,
 		       value);
 
@@ -403,35 +437,41 @@ static struct dma_fence *kfdsync_tl_fence_get(struct kfdsync_tl *tl,
 		dma_fence_signal_locked(&f->base);
 		goto add;
 	}
+	ahead = kfdsync_tl_ahead(tl, value);
+	if (tl->expired_set && ahead <= kfdsync_tl_ahead(tl, tl->expired)) {
+		/* Behind a fence the watchdog ended: ended too, in order. */
+		dma_fence_set_error(&f->base, -ETIMEDOUT);
+		dma_fence_signal_locked(&f->base);
+		goto add;
+	}
 
 	/* Scan from the farthest: values usually grow. */
-	ahead = kfdsync_tl_ahead(tl, value);
 	after = &tl->pending;
 	list_for_each_entry_reverse(pos, &tl->pending, link) {
 		u32 pos_ahead = kfdsync_tl_ahead(tl, (u32)pos->base.seqno);
 
-		if (pos_ahead == ahead) {
-			dma_fence_get(&pos->base);
+		/* The same value's fence, unless its last reference is going. */
+		if (pos_ahead == ahead && kref_get_unless_zero(&pos->base.refcount)) {
 			spin_unlock_irq(&tl->lock);
 			/* Never published, never referenced by anyone else. */
 			kfree(f);
 			return &pos->base;
 		}
-		if (pos_ahead < ahead) {
+		if (pos_ahead <= ahead) {
 			after = &pos->link;
 			break;
 		}
 	}
-	if (tl->nr_pending >= tl->max_fences) {
+	if (tl->nr_pending >= tl->limits.max_fences ||
+	    !kfdsync_user_charge(tl->user, KFDSYNC_USER_FENCES,
+				 tl->limits.max_user_fences)) {
 		spin_unlock_irq(&tl->lock);
 		kfree(f);
 		return ERR_PTR(-ENOSPC);
 	}
 
-	/* The pending list's reference. */
-	dma_fence_get(&f->base);
 	list_add(&f->link, after);
-	f->expires = jiffies + msecs_to_jiffies(tl->watchdog_ms);
+	f->expires = ktime_get_ns() + (u64)tl->limits.watchdog_ms * NSEC_PER_MSEC;
 	list_add_tail(&f->age_link, &tl->by_age);
 	if (!tl->nr_pending++)
 		kfdsync_tl_watchdog_arm_locked(tl);
@@ -528,12 +568,12 @@ static long kfdsync_tl_ioctl_get_deadline(struct kfdsync_tl *tl,
 		goto out_put;
 	}
 
-	spin_lock_irqsave(fence->lock, flags);
+	spin_lock_irqsave(&f->tl->lock, flags);
 	if (test_bit(KFDSYNC_TL_FENCE_HAS_DEADLINE, &fence->flags))
 		args.deadline_ns = ktime_to_ns(f->deadline);
 	else
 		ret = -ENOENT;
-	spin_unlock_irqrestore(fence->lock, flags);
+	spin_unlock_irqrestore(&f->tl->lock, flags);
 
 	if (!ret && copy_to_user(uarg, &args, sizeof(args)))
 		ret = -EFAULT;
@@ -563,7 +603,10 @@ static long kfdsync_tl_ioctl(struct file *file, unsigned int cmd,
 	}
 }
 
-/* open() errors: -ENOMEM, -ENFILE (max_timelines timelines open). */
+/*
+ * open() errors: -ENOMEM, -EMFILE (max_user_timelines timelines of the
+ * user open), -ENFILE (max_timelines timelines open).
+ */
 static int kfdsync_tl_open(struct inode *inode, struct file *file)
 {
 	struct kfdsync_tl *tl;
@@ -576,23 +619,36 @@ static int kfdsync_tl_open(struct inode *inode, struct file *file)
 	tl = kzalloc(sizeof(*tl), GFP_KERNEL_ACCOUNT);
 	if (!tl)
 		return -ENOMEM;
+	tl->user = kfdsync_user_get();
+	if (!tl->user) {
+		kfree(tl);
+		return -ENOMEM;
+	}
+	kfdsync_params_tl(&tl->limits);
+	if (!kfdsync_user_charge(tl->user, KFDSYNC_USER_TIMELINES,
+				 tl->limits.max_user_timelines)) {
+		kfdsync_user_put(tl->user);
+		kfree(tl);
+		return -EMFILE;
+	}
 
 	kref_init(&tl->ref);
 	spin_lock_init(&tl->lock);
 	INIT_LIST_HEAD(&tl->pending);
 	INIT_LIST_HEAD(&tl->by_age);
-	INIT_DELAYED_WORK(&tl->watchdog, kfdsync_tl_watchdog_work);
+	kfdsync_watchdog_init(&tl->watchdog, kfdsync_tl_watchdog_expire);
+	tl->open = true;
 	tl->context = dma_fence_context_alloc(1);
 	tl->tgid = task_tgid_nr(current);
 	get_task_comm(tl->comm, current);
 	snprintf(tl->name, sizeof(tl->name), "kfdsync-timeline:%d:%s",
 		 task_tgid_nr(current), tl->comm);
-	tl->max_fences = READ_ONCE(kfdsync_tl_max_fences);
-	tl->watchdog_ms = kfdsync_watchdog_default_ms();
 
 	mutex_lock(&kfdsync_tl_list_lock);
-	if (kfdsync_tl_count >= READ_ONCE(kfdsync_tl_max_timelines)) {
+	if (kfdsync_tl_count >= tl->limits.max_timelines) {
 		mutex_unlock(&kfdsync_tl_list_lock);
+		kfdsync_user_uncharge(tl->user, KFDSYNC_USER_TIMELINES);
+		kfdsync_user_put(tl->user);
 		kfree(tl);
 		return -ENFILE;
 	}
@@ -601,7 +657,7 @@ static int kfdsync_tl_open(struct inode *inode, struct file *file)
 	kfdsync_tl_count++;
 	mutex_unlock(&kfdsync_tl_list_lock);
 
-	/* Dropped when the last fence and the file are gone. */
+	/* Dropped after the last fence and the file are gone. */
 	__module_get(THIS_MODULE);
 	file->private_data = tl;
 	return 0;
@@ -610,7 +666,6 @@ static int kfdsync_tl_open(struct inode *inode, struct file *file)
 static int kfdsync_tl_file_release(struct inode *inode, struct file *file)
 {
 	struct kfdsync_tl *tl = file->private_data;
-	struct kfdsync_tl_fence *f, *next;
 	LIST_HEAD(done);
 	bool cookie;
 
@@ -621,14 +676,15 @@ static int kfdsync_tl_file_release(struct inode *inode, struct file *file)
 
 	cookie = dma_fence_begin_signalling();
 	spin_lock_irq(&tl->lock);
-	list_for_each_entry_safe(f, next, &tl->pending, link)
-		kfdsync_tl_signal_locked(tl, f, -ENOENT, &done);
+	tl->open = false;
+	kfdsync_tl_signal_upto_locked(tl, U32_MAX, -ENOENT, &done);
 	spin_unlock_irq(&tl->lock);
 
 	kfdsync_tl_put_done(&done);
 	dma_fence_end_signalling(cookie);
-	/* Nothing pending: a running watchdog does not re-arm. */
-	cancel_delayed_work_sync(&tl->watchdog);
+	/* Nothing pending, closed: the watchdog does not re-arm. */
+	kfdsync_watchdog_stop(&tl->watchdog);
+	kfdsync_user_uncharge(tl->user, KFDSYNC_USER_TIMELINES);
 	kfdsync_tl_put(tl);
 	return 0;
 }
@@ -650,13 +706,15 @@ static struct miscdevice kfdsync_tl_misc = {
 
 static int kfdsync_timelines_show(struct seq_file *m, void *unused)
 {
+	struct kfdsync_tl_limits limits;
 	unsigned int nr_pending;
 	struct kfdsync_tl *tl;
 	u32 value;
 
 	mutex_lock(&kfdsync_tl_list_lock);
+	kfdsync_params_tl(&limits);
 	seq_printf(m, "# %u of %u timelines, %d live fences\n",
-		   kfdsync_tl_count, READ_ONCE(kfdsync_tl_max_timelines),
+		   kfdsync_tl_count, limits.max_timelines,
 		   atomic_read(&kfdsync_tl_live_fences));
 	seq_puts(m, "# id       tgid     comm             context  value      pending max_fences watchdog_ms name\n");
 	list_for_each_entry(tl, &kfdsync_tl_list, node) {
@@ -667,7 +725,8 @@ static int kfdsync_timelines_show(struct seq_file *m, void *unused)
 		spin_unlock_irq(&tl->lock);
 		seq_printf(m, "%-8llu %-8d %-16s %-8llu %-10u %-7u %-10u %-11u %s\n",
 			   tl->id, tl->tgid, tl->comm, tl->context, value,
-			   nr_pending, tl->max_fences, tl->watchdog_ms,
+			   nr_pending, tl->limits.max_fences,
+			   tl->limits.watchdog_ms,
 			   tl->name);
 	}
 	mutex_unlock(&kfdsync_tl_list_lock);
@@ -704,6 +763,6 @@ void kfdsync_timeline_exit(void)
 {
 	debugfs_remove(kfdsync_tl_debugfs);
 	misc_deregister(&kfdsync_tl_misc);
-	/* Wait for the timelines' pending kfree_rcu(). */
+	/* Wait for the timelines' RCU frees (each holds a module reference). */
 	rcu_barrier();
 }

@@ -23,12 +23,30 @@
  *   race with any other use of the same context. The library starts
  *   threads of its own only in relay mode (see @ref event and
  *   @ref import); they block all signals and are joined before
- *   kfdsync_event_unregister() or kfdsync_ctx_free() returns.
+ *   kfdsync_event_remove() or kfdsync_ctx_free() returns.
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
+ * - **Structs** the library fills in or reads have a fixed size and end in
+ *   reserved space. The library zeroes it on output and requires it to be
+ *   zero on input (`-EINVAL` otherwise: zero-initialise what you pass in).
+ *   A later version of the library puts new fields there, with 0 meaning
+ *   "not reported" (output) or "the default" (input), so a program built
+ *   against either version works with the other. A struct that runs out of
+ *   room gets a successor and new functions; the old ones stay.
+ * - **Names.** No function or type of this header has a name of
+ *   <linux/kfdsync.h>, so both can be included together without confusion:
+ *   the uAPI names its argument structs after their ioctls (`struct
+ *   kfdsync_event_get_state` is KFDSYNC_IOCTL_EVENT_QUERY's), the library names
+ *   functions after their object and a verb of its own
+ *   (kfdsync_event_get_state()).
+ * - **Fence names** (of sync_files, timeline fences) are at most
+ *   KFDSYNC_NAME_MAX (31) bytes: the kernel's 32 with the NUL. A longer name
+ *   is refused with `-EINVAL`, never cut.
  *
- * Link with `pkg-config --cflags --libs kfdsync`. The kernel interface
- * constants (hook bits, info flags) come from <linux/kfdsync.h>, installed
- * with this header.
+ * Link with `pkg-config --cflags --libs kfdsync`; a program that also calls
+ * libhsakmt itself (hsaKmt*()) links with `pkg-config --cflags --libs
+ * kfdsync libhsakmt`, one that uses <kfdsync_hsa.h> with `pkg-config
+ * --cflags --libs kfdsync-hsa`. The kernel interface constants (hook bits,
+ * info flags) come from <linux/kfdsync.h>, installed with this header.
  */
 #ifndef KFDSYNC_H
 #define KFDSYNC_H
@@ -42,6 +60,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** Longest fence (sync_file) name in bytes, without the NUL. */
+#define KFDSYNC_NAME_MAX 31
 
 /** Version of this library, as in pkg-config. */
 #define KFDSYNC_LIB_VERSION_MAJOR 0
@@ -83,11 +104,16 @@ void kfdsync_ctx_free(struct kfdsync_ctx *ctx);
  */
 int kfdsync_ctx_fd(const struct kfdsync_ctx *ctx);
 
-/** What kfdsync.ko reports about itself (KFDSYNC_IOCTL_INFO). */
+/**
+ * What kfdsync.ko reports about itself (KFDSYNC_IOCTL_INFO). 144 bytes, for
+ * good (see "Structs" above).
+ */
 struct kfdsync_module_info {
 	uint32_t abi_version;     /**< KFDSYNC_ABI_VERSION of the module */
 	uint32_t kernel_version;  /**< running kernel, KERNEL_VERSION(a, b, c) */
-	char release[72];         /**< running kernel's release string */
+	/** Running kernel's release string, NUL-terminated (the uAPI's size:
+	    uname(2)'s 65 bytes, rounded up) */
+	char release[KFDSYNC_RELEASE_LEN];
 	uint32_t hooks;           /**< KFDSYNC_HOOK_* bits attached now */
 	uint32_t hooks_supported; /**< KFDSYNC_HOOK_* bits this module knows */
 	uint32_t flags;           /**< KFDSYNC_INFO_* bits */
@@ -96,6 +122,7 @@ struct kfdsync_module_info {
 	uint32_t max_fences;      /**< pending fences per context */
 	uint32_t watchdog_ms;     /**< default fence watchdog */
 	uint32_t watchdog_max_ms; /**< longest per-fence watchdog */
+	uint32_t reserved[8];     /**< zeroed; room for later fields */
 };
 
 /**
@@ -107,13 +134,52 @@ struct kfdsync_module_info {
 int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 				struct kfdsync_module_info *info);
 
+/** Size of the strings of struct kfdsync_module_status, NUL included. */
+#define KFDSYNC_STATUS_TEXT 64
+
+/**
+ * Where the module's signals come from and what the caller's user holds
+ * (KFDSYNC_IOCTL_STATUS). 256 bytes, for good (see "Structs" above).
+ */
+struct kfdsync_module_status {
+	uint32_t source;            /**< KFDSYNC_SOURCE_* an event registered now gets */
+	uint32_t relay_reason;      /**< KFDSYNC_RELAY_*, 0 with the hooks */
+	uint32_t hooks;             /**< KFDSYNC_HOOK_* bits attached now */
+	uint32_t pad;               /**< zeroed */
+	uint64_t hooks_missed;      /**< hook hits the kernel missed (0 normally) */
+	uint32_t user_contexts;     /**< open contexts of the caller's user */
+	uint32_t user_timelines;    /**< open CPU timelines of the user */
+	uint32_t user_events;       /**< registered events of the user */
+	uint32_t user_fences;       /**< pending fences of the user */
+	uint32_t max_user_contexts; /**< the per-user limits */
+	uint32_t max_user_timelines;
+	uint32_t max_user_events;
+	uint32_t max_user_fences;
+	uint32_t max_contexts;      /**< open contexts, system-wide */
+	uint32_t max_timelines;     /**< open CPU timelines, system-wide */
+	char detail[KFDSYNC_STATUS_TEXT];   /**< why relay mode, in words */
+	char verified[KFDSYNC_STATUS_TEXT]; /**< releases whose amdkfd the module verified */
+	uint32_t reserved[16];      /**< zeroed; room for later fields */
+};
+
+/**
+ * Ask the module where its signals come from and, in relay mode, why (the
+ * hooks are attached only on kernel releases whose amdkfd it verified, all
+ * or none), and what the caller's user holds against which limits.
+ *
+ * @return 0, `-EINVAL` for NULL arguments, `-EOPNOTSUPP` from a module
+ *   without KFDSYNC_IOCTL_STATUS, or a negative errno from the ioctl.
+ */
+int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
+				  struct kfdsync_module_status *status);
+
 /**
  * Turn the export relay on (the default) or off for events registered from
  * now on; relays already running are not affected. See "The relay" in
  * @ref event. Turn it off when the application relays signals itself
- * (KFDSYNC_IOCTL_RELAY_SIGNAL) or must keep waiting on its events with
- * hsaKmtWaitOnEvent(): in relay mode kfdsync then sees no signal of those
- * events, and their fences end by their watchdog.
+ * (kfdsync_event_relay()) or must keep waiting on its events with
+ * hsaKmtWaitOnEvent(): in relay mode kfdsync then sees only the signals the
+ * application relays, and fences of the others end by their watchdog.
  *
  * @return 0, or `-EINVAL` if @p ctx is NULL.
  */
@@ -134,7 +200,7 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * event E after age A" as a sync_file or an eventfd wake-up.
  *
  * An event's *age* counts the signals kfdsync saw since registration. The
- * race-free pattern: read the age (kfdsync_event_query()) before submitting
+ * race-free pattern: read the age (kfdsync_event_get_state()) before submitting
  * the GPU work that signals the event, then export with that age. If the
  * work already finished, the fence is born signalled; it never signals
  * before the work is done. Every fence ends in bounded time: on the signal,
@@ -144,12 +210,12 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  *
  * **The relay.** kfdsync learns of signals from hooks on amdkfd
  * (KFDSYNC_SOURCE_HOOKS). Where they are not attached (kfdsync.ko loaded
- * with hooks=N, a kernel without kprobes; kfdsync_event_query() reports
- * KFDSYNC_SOURCE_RELAY), kfdsync_event_register() starts a relay for the
+ * with hooks=N, a kernel without kprobes; kfdsync_event_get_state() reports
+ * KFDSYNC_SOURCE_RELAY), kfdsync_event_add() starts a relay for the
  * event: a thread of the library that waits on the event with libhsakmt
  * (forever, on the event and a private stop event, so no signal is lost to
  * a timed wait) and reports each wake-up to the module. The thread blocks
- * all signals and sleeps in the kernel; kfdsync_event_unregister() and
+ * all signals and sleeps in the kernel; kfdsync_event_remove() and
  * kfdsync_ctx_free() stop and join it. What the relay requires:
  *
  * - The relay *consumes* the event's signals: an auto-reset event wakes one
@@ -170,7 +236,13 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * - One thread per relayed event, so at most the module's max_events per
  *   context. After fork(2) the child has no relays (nor the context).
  *
- * kfdsync_ctx_set_relay() turns the relay off.
+ * kfdsync_ctx_set_relay() turns the relay off; the application then
+ * relays with kfdsync_event_relay(), or the events' fences end by their
+ * watchdog.
+ *
+ * (Before 0.1 was released these functions were kfdsync_event_add(),
+ * _register_hsa(), _unregister() and _query(), the names of the uAPI's
+ * structs: see "Names" above.)
  * @{
  */
 
@@ -195,35 +267,55 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  *   /dev/kfd, `-EAGAIN` relay mode and no thread could be started, or
  *   another negative errno.
  */
-int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
-			   uint64_t slot_addr, uint64_t *age);
+int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
+		      uint64_t slot_addr, uint64_t *age);
 
-/** kfdsync_event_register() for a libhsakmt event. */
-int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
-			       const struct _HsaEvent *event, uint64_t *age);
+/** kfdsync_event_add() for a libhsakmt event. */
+int kfdsync_event_add_hsa(struct kfdsync_ctx *ctx,
+			  const struct _HsaEvent *event, uint64_t *age);
 
 /**
  * Unregister an event; its pending fences end with -ECANCELED. Its relay,
  * if it has one, is stopped and joined before this returns.
  * @return 0, `-ENOENT` not registered, or another negative errno.
  */
-int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id);
+int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_id);
 
-/** A registered event's state. */
+/** A registered event's state. 48 bytes, for good (see "Structs" above). */
 struct kfdsync_event_state {
 	uint64_t age;     /**< signals seen since registration */
 	int32_t error;    /**< sticky -errno that ends every fence, or 0 */
 	uint32_t pending; /**< unsignalled fences exported for it */
 	uint32_t source;  /**< how kfdsync learns of signals: KFDSYNC_SOURCE_HOOKS
 			       (kprobes on amdkfd) or KFDSYNC_SOURCE_RELAY */
+	int32_t last_status; /**< how the event's last fence ended: 1 signalled,
+				  a -errno (-ETIMEDOUT: its watchdog), 0 none
+				  yet; what an eventfd export cannot tell */
+	uint32_t reserved[6]; /**< zeroed; room for later fields */
 };
 
 /**
  * Read a registered event's state.
  * @return 0, `-ENOENT` not registered, or another negative errno.
  */
-int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_id,
-			struct kfdsync_event_state *state);
+int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t event_id,
+			    struct kfdsync_event_state *state);
+
+/**
+ * Relay mode: report one signal of event @p event_id (what the relay threads
+ * do, KFDSYNC_IOCTL_RELAY_SIGNAL). The event's age advances by one, and its
+ * fences waiting for that age (or, for HSA signals, whose condition now
+ * holds) signal. For applications that wait on their events themselves
+ * (kfdsync_ctx_set_relay() off) and for HSA signals exported without the
+ * <kfdsync_hsa.h> wrappers: call it after the event fired, or after the
+ * signal's value changed. A process vouches for its own events only: a
+ * false report can make its own fences signal early, nobody else's.
+ *
+ * @return 0, `-EBUSY` the hooks are the event's source (kfdsync sees its
+ *   signals itself: nothing to relay), `-ENOENT` not registered, or
+ *   another negative errno.
+ */
+int kfdsync_event_relay(struct kfdsync_ctx *ctx, uint32_t event_id);
 
 /**
  * A sync_file for the next signal of @p event_id after @p age.
@@ -242,8 +334,9 @@ int kfdsync_event_export_sync_file(struct kfdsync_ctx *ctx, uint32_t event_id,
 /**
  * Signal the caller's eventfd (add 1) at the next signal of @p event_id
  * after @p age, or when that fence ends with an error: for consumers that
- * only need a wake-up and must not hold a dma_fence. kfdsync_event_query()
- * tells success from failure afterwards.
+ * only need a wake-up and must not hold a dma_fence. The eventfd does not
+ * say how the fence ended: kfdsync_event_get_state()'s @c last_status does,
+ * for the event's last fence (1 signalled, or its -errno).
  *
  * @param eventfd  an eventfd(2) (borrowed: kfdsync takes its own reference)
  * @return 0, `-EINVAL` not an eventfd, or the errors of
@@ -276,7 +369,10 @@ int kfdsync_event_export_eventfd(struct kfdsync_ctx *ctx, uint32_t event_id,
  * @{
  */
 
-/** What to do when an imported fence ends. Zero what you do not use. */
+/**
+ * What to do when an imported fence ends. Zero what you do not use, and
+ * the reserved space. 72 bytes, for good (see "Structs" above).
+ */
 struct kfdsync_import_desc {
 	uint32_t flags;         /**< KFDSYNC_IMPORT_MEMORY, _MEMORY32, _SUB,
 				     _SET_EVENT, _FAIL_EVENT of
@@ -284,13 +380,14 @@ struct kfdsync_import_desc {
 	uint32_t event_id;      /**< SET_EVENT: amdkfd event id to set */
 	uint32_t fail_event_id; /**< FAIL_EVENT: registered event that takes
 				     the fence's error */
-	uint32_t reserved;      /**< must be 0 */
+	uint32_t pad;           /**< must be 0 */
 	void *addr;             /**< MEMORY: 8-byte aligned (4 with MEMORY32)
 				     ordinary writable memory of the caller */
 	uint64_t value;         /**< MEMORY: stored (subtracted with SUB) when
 				     the fence signals */
 	uint64_t error_value;   /**< MEMORY: stored (subtracted) instead when
 				     the fence ends with an error */
+	uint64_t reserved[4];   /**< must be 0; room for later fields */
 };
 
 /**
@@ -360,10 +457,10 @@ void kfdsync_timeline_free(struct kfdsync_timeline *tl);
  * A sync_file that signals when the timeline reaches @p value (already
  * signalled if it has). Asking twice for one value gives the same fence.
  *
- * @param name  name of the sync_file (up to 31 bytes); NULL for "kfdsync"
+ * @param name  name of the sync_file, at most 31 bytes; NULL for "kfdsync"
  * @return the sync_file fd (the caller closes it), `-ENOSPC` the timeline's
- *   limit of pending fences is reached, `-EINVAL` bad arguments, or another
- *   negative errno.
+ *   limit of pending fences is reached, `-EINVAL` bad arguments (a name
+ *   longer than 31 bytes), or another negative errno.
  */
 int kfdsync_timeline_create_fence(struct kfdsync_timeline *tl, uint32_t value,
 				  const char *name);
@@ -393,11 +490,11 @@ int kfdsync_sync_file_check(int fd);
 /**
  * Merge two sync_files into a new one that signals when both have.
  *
- * @param name  name of the new sync_file (truncated to 31 bytes); NULL for
+ * @param name  name of the new sync_file, at most 31 bytes; NULL for
  *   "kfdsync-merge"
- * @return the new sync_file fd (the caller closes it), `-EINVAL` if either
- *   fd is not a sync_file, `-EBADF` if either is not open, or another
- *   negative errno.
+ * @return the new sync_file fd (the caller closes it), `-EINVAL` if the
+ *   name is longer than 31 bytes (checked first) or either fd is not a
+ *   sync_file, `-EBADF` if either is not open, or another negative errno.
  */
 int kfdsync_sync_file_merge(const char *name, int fd1, int fd2);
 
@@ -413,19 +510,22 @@ int kfdsync_sync_file_merge(const char *name, int fd1, int fd2);
  */
 int kfdsync_sync_file_wait(int fd, int64_t timeout_ns);
 
-/** One fence inside a sync_file. */
+/** One fence inside a sync_file. 96 bytes, for good (see "Structs" above). */
 struct kfdsync_fence_status {
 	char driver[32];       /**< driver that made it, e.g. "kfdsync", "vgem" */
 	char timeline[32];     /**< its timeline's name */
 	int32_t status;        /**< 1 signalled, 0 pending, < 0 error (-errno) */
+	uint32_t pad;          /**< zeroed */
 	uint64_t timestamp_ns; /**< CLOCK_MONOTONIC time it signalled, or 0 */
+	uint64_t reserved[2];  /**< zeroed; room for later fields */
 };
 
-/** A sync_file as a whole. */
+/** A sync_file as a whole. 64 bytes, for good (see "Structs" above). */
 struct kfdsync_sync_file_status {
 	char name[32];       /**< the sync_file's name */
 	int32_t status;      /**< 1 all signalled, 0 pending, < 0 an error */
 	uint32_t num_fences; /**< fences it holds */
+	uint32_t reserved[6]; /**< zeroed; room for later fields */
 };
 
 /**
@@ -457,14 +557,15 @@ int kfdsync_sync_file_get_status(int fd, struct kfdsync_sync_file_status *st,
  * had already failed is lost: then the return value is 1, and the caller
  * must carry the error itself.
  *
- * @param name  name of a merged sync_file; NULL for "kfdsync-merge"
+ * @param name  name of a merged sync_file (at most KFDSYNC_NAME_MAX bytes,
+ *   checked first, also when no merge happens); NULL for "kfdsync-merge"
  * @param[in,out] acc  -1 or a sync_file fd owned by the caller, who closes
  *   the final one; on failure it is left unchanged (and still open)
  * @param fd  borrowed; may be closed as soon as this returns
  * @return 0; 1 if an input had already ended with an error that the merged
  *   sync_file therefore does not carry; `-EINVAL` @p acc is NULL, @p *acc
- *   is below -1, or either fd is not a sync_file, `-EBADF` either is not
- *   open, or another negative errno.
+ *   is below -1, @p name is too long, or either fd is not a sync_file,
+ *   `-EBADF` either is not open, or another negative errno.
  */
 int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd);
 
@@ -602,7 +703,29 @@ int kfdsync_syncobj_eventfd(int drm_fd, uint32_t handle, uint64_t point,
  * (watchdog, errors; see @ref event). Whoever changes the value must signal
  * the event afterwards: a GPU completion does; ROCr 5.2's CPU stores do only
  * while a thread waits on the signal in ROCr, which the <kfdsync_hsa.h>
- * wrappers arrange.
+ * wrappers arrange (with a *hint*, below).
+ *
+ * **Relay mode** (see "The relay" in @ref event): kfdsync then sees no
+ * signal of the event, and the library starts no relay thread for it
+ * (ROCr's own threads wait on it, and a relay would take their wake-ups).
+ * The <kfdsync_hsa.h> wrappers relay through their hint instead: when ROCr
+ * sees the condition hold, the hint reports a signal
+ * (kfdsync_event_relay()) and kfdsync checks the value. A program that uses
+ * the functions below directly calls kfdsync_event_relay() itself after it
+ * changed the value (or after the GPU did); otherwise its fences end by
+ * their watchdog.
+ *
+ * **Hints** (kfdsync_hsa_signal_hint_new()): what the <kfdsync_hsa.h>
+ * wrappers register as a ROCr async handler per export. ROCr calls it once
+ * when the signal's condition holds; it then signals the event (hooks mode:
+ * hsaKmtSetEvent(), which kfdsync's cpu_set hook sees) or reports a signal
+ * (relay mode). A hint lives as long as its fence can: it is inert once its
+ * fence's watchdog deadline has passed, once kfdsync_ctx_free() freed its
+ * context, or after it ran once, and it holds no memory ROCr could see
+ * freed: ROCr gets a number, not a pointer. ROCr itself (5.2) has no way to
+ * withdraw an async handler: its registration stays in ROCr's list until
+ * the condition holds (then the inert hint does nothing and is dropped) or
+ * the signal is destroyed (ROCr drops it without calling it).
  *
  * Import: when a sync_file ends, store a value into the signal (or
  * subtract one from it) and set its KFD event, so that GPU waiters (on
@@ -612,12 +735,15 @@ int kfdsync_syncobj_eventfd(int drm_fd, uint32_t handle, uint64_t point,
  * @{
  */
 
-/** An interrupt-capable HSA signal, as kfdsync needs it. */
+/**
+ * An interrupt-capable HSA signal, as kfdsync needs it. 40 bytes, for good
+ * (see "Structs" above).
+ */
 struct kfdsync_hsa_signal {
 	int64_t *value;     /**< the value (amd_signal_t.value), 8-byte aligned */
 	uint64_t mailbox;   /**< the event's slot (amd_signal_t.event_mailbox_ptr) */
 	uint32_t event_id;  /**< the KFD event (amd_signal_t.event_id) */
-	uint32_t reserved;  /**< must be 0 */
+	uint32_t reserved[5]; /**< must be 0; room for later fields */
 };
 
 /**
@@ -644,9 +770,9 @@ enum kfdsync_hsa_condition {
  * A sync_file that signals when @p sig's value satisfies @p condition
  * against @p compare_value. Registers the signal's event with the context
  * first if it is not registered (it stays registered until
- * kfdsync_event_unregister() or kfdsync_ctx_free()), never with a relay:
+ * kfdsync_event_remove() or kfdsync_ctx_free()), never with a relay:
  * ROCr's threads wait on that event themselves (see "The relay" in
- * @ref event).
+ * @ref event, and "Relay mode" above).
  *
  * @param watchdog_ns  as for kfdsync_event_export_sync_file()
  * @return the sync_file fd (the caller closes it), or
@@ -693,6 +819,35 @@ int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 					const struct kfdsync_hsa_signal *sig,
 					uint32_t flags, int64_t value,
 					int64_t error_value);
+
+/**
+ * A hint for an export of @p sig with watchdog @p watchdog_ns (as given to
+ * the export), to register as a ROCr async handler:
+ * `hsa_amd_signal_async_handler(signal, condition, compare_value,
+ * kfdsync_hsa_signal_hint_handler, (void *)(uintptr_t)*hint)`. The
+ * <kfdsync_hsa.h> wrappers do exactly that; see "Hints" above.
+ *
+ * @param[out] hint  the hint's number (never 0, never reused)
+ * @return 0, `-EINVAL` NULL or bad arguments (@p sig->reserved not 0),
+ *   `-ENOMEM`, or the errors of kfdsync_ctx_get_module_info().
+ */
+int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
+				const struct kfdsync_hsa_signal *sig,
+				int64_t watchdog_ns, uint64_t *hint);
+
+/**
+ * ROCr's hsa_amd_signal_handler for a hint (hsa_signal_value_t is int64_t):
+ * signal or relay the hint's event if the hint is still live, then forget
+ * it. Returns false (ROCr then drops the handler). Safe to call with a hint
+ * that is gone.
+ */
+bool kfdsync_hsa_signal_hint_handler(int64_t value, void *hint);
+
+/**
+ * Make a hint inert now (e.g. when ROCr refused to register it, or the
+ * export failed). Unknown or spent hints are ignored.
+ */
+void kfdsync_hsa_signal_hint_cancel(uint64_t hint);
 
 /** @} */
 

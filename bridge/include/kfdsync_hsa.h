@@ -13,16 +13,22 @@
  * The hint. kfdsync checks a signal's value when its KFD event is signalled.
  * A GPU completion always signals it, but ROCr (5.2) sets the event on a CPU
  * store or subtract only while some thread of the process waits on the
- * signal in ROCr. So the export wrappers below first register a ROCr async
- * handler (hsa_amd_signal_async_handler()) with the same condition: while it
- * is registered, ROCr's event thread waits on the signal and every CPU store
- * sets the event; when ROCr sees the condition hold, the handler sets the
- * event once more (hsaKmtSetEvent(), which covers a store made before the
- * event thread started waiting) and unregisters itself. The value is still
- * the truth: kfdsync checks it in the kernel at every such hint. Do not
- * destroy a signal while such a handler may still be registered (its
- * condition has not held yet): as with any ROCr async handler. Link with
- * libhsa-runtime64 and libhsakmt.
+ * signal in ROCr. So the export wrappers below first register a hint
+ * (kfdsync_hsa_signal_hint_new()) as a ROCr async handler
+ * (hsa_amd_signal_async_handler()) with the same condition: while it is
+ * registered, ROCr's event thread waits on the signal and every CPU store
+ * sets the event; when ROCr sees the condition hold, the hint signals the
+ * event once more (which covers a store made before the event thread
+ * started waiting) or, in relay mode, reports the signal to kfdsync
+ * (kfdsync_event_relay()), so that relay-mode exports end on the condition,
+ * not by their watchdog. The value is still the truth: kfdsync checks it
+ * in the kernel at every such hint. A hint is inert once its fence's
+ * watchdog deadline has passed or its context was freed; ROCr drops its
+ * registration when the condition holds or the signal is destroyed (see
+ * "Hints" in <kfdsync.h>).
+ *
+ * Link with `pkg-config --cflags --libs kfdsync-hsa` (libkfdsync and
+ * libhsa-runtime64, which has no pkg-config file of its own).
  */
 #ifndef KFDSYNC_HSA_H
 #define KFDSYNC_HSA_H
@@ -32,7 +38,6 @@
 
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
-#include <hsakmt.h>
 
 #include <kfdsync.h>
 
@@ -48,30 +53,26 @@ static inline int kfdsync_hsa_signal_describe(hsa_signal_t signal,
 }
 
 /*
- * ROCr async handler: the condition held; set the signal's KFD event so that
- * kfdsync looks at the value, and stop.
+ * Register a hint for an export of @p signal (kfdsync.h, "Hints"): ROCr
+ * waits on the signal from now on, and calls the hint once the condition
+ * holds. 0 and the hint's number in @p hint, or a negative errno.
  */
-static inline bool kfdsync_hsa_hint_handler_(hsa_signal_value_t value, void *arg)
-{
-	HsaEvent ev;
-
-	(void)value;
-	memset(&ev, 0, sizeof(ev));
-	ev.EventId = (HSA_EVENTID)(uintptr_t)arg;
-	ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
-	hsaKmtSetEvent(&ev);
-	return false;
-}
-
-/* Make ROCr set the signal's event on CPU stores until the condition holds. */
-static inline int kfdsync_hsa_arm_hint_(hsa_signal_t signal, const struct kfdsync_hsa_signal *sig,
+static inline int kfdsync_hsa_arm_hint_(struct kfdsync_ctx *ctx, hsa_signal_t signal,
+					const struct kfdsync_hsa_signal *sig,
 					hsa_signal_condition_t condition,
-					hsa_signal_value_t compare_value)
+					hsa_signal_value_t compare_value, int64_t watchdog_ns,
+					uint64_t *hint)
 {
+	int ret = kfdsync_hsa_signal_hint_new(ctx, sig, watchdog_ns, hint);
+
+	if (ret < 0)
+		return ret;
 	if (hsa_amd_signal_async_handler(signal, condition, compare_value,
-					 kfdsync_hsa_hint_handler_,
-					 (void *)(uintptr_t)sig->event_id) != HSA_STATUS_SUCCESS)
+					 kfdsync_hsa_signal_hint_handler,
+					 (void *)(uintptr_t)*hint) != HSA_STATUS_SUCCESS) {
+		kfdsync_hsa_signal_hint_cancel(*hint);
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -81,7 +82,8 @@ static inline int kfdsync_hsa_arm_hint_(hsa_signal_t signal, const struct kfdsyn
  * arming ROCr's hint (see above).
  *
  * @return the sync_file fd (the caller closes it), `-EINVAL` also when ROCr
- *   refuses the async handler, or a negative errno.
+ *   refuses the async handler, the errors of kfdsync_hsa_signal_hint_new(),
+ *   or a negative errno.
  */
 static inline int kfdsync_hsa_export_sync_file(struct kfdsync_ctx *ctx, hsa_signal_t signal,
 					       hsa_signal_condition_t condition,
@@ -90,15 +92,21 @@ static inline int kfdsync_hsa_export_sync_file(struct kfdsync_ctx *ctx, hsa_sign
 {
 	struct kfdsync_hsa_signal sig;
 	int ret = kfdsync_hsa_signal_describe(signal, &sig);
+	uint64_t hint;
 
 	if (ret < 0)
 		return ret;
-	ret = kfdsync_hsa_arm_hint_(signal, &sig, condition, compare_value);
+	/* Before the export: a hint that runs first leaves it born signalled. */
+	ret = kfdsync_hsa_arm_hint_(ctx, signal, &sig, condition, compare_value, watchdog_ns,
+				    &hint);
 	if (ret < 0)
 		return ret;
-	return kfdsync_hsa_signal_export_sync_file(ctx, &sig,
-						   (enum kfdsync_hsa_condition)condition,
-						   compare_value, watchdog_ns);
+	ret = kfdsync_hsa_signal_export_sync_file(ctx, &sig,
+						  (enum kfdsync_hsa_condition)condition,
+						  compare_value, watchdog_ns);
+	if (ret < 0)
+		kfdsync_hsa_signal_hint_cancel(hint);
+	return ret;
 }
 
 /**
@@ -112,14 +120,19 @@ static inline int kfdsync_hsa_export_eventfd(struct kfdsync_ctx *ctx, hsa_signal
 {
 	struct kfdsync_hsa_signal sig;
 	int ret = kfdsync_hsa_signal_describe(signal, &sig);
+	uint64_t hint;
 
 	if (ret < 0)
 		return ret;
-	ret = kfdsync_hsa_arm_hint_(signal, &sig, condition, compare_value);
+	ret = kfdsync_hsa_arm_hint_(ctx, signal, &sig, condition, compare_value, watchdog_ns,
+				    &hint);
 	if (ret < 0)
 		return ret;
-	return kfdsync_hsa_signal_export_eventfd(ctx, &sig, (enum kfdsync_hsa_condition)condition,
-						 compare_value, watchdog_ns, eventfd);
+	ret = kfdsync_hsa_signal_export_eventfd(ctx, &sig, (enum kfdsync_hsa_condition)condition,
+						compare_value, watchdog_ns, eventfd);
+	if (ret < 0)
+		kfdsync_hsa_signal_hint_cancel(hint);
+	return ret;
 }
 
 /**

@@ -50,7 +50,9 @@ KFDSYNC_EXPORT int kfdsync_sync_file_accumulate(const char *name, int *acc, int 
 	bool lost;
 	int ret, merged;
 
-	if (!acc || *acc < -1)
+	/* The fence-name rule, checked first, whether a merge happens or not. */
+	if (!acc || *acc < -1 ||
+	    (name && strnlen(name, KFDSYNC_NAME_MAX + 1) > KFDSYNC_NAME_MAX))
 		return -EINVAL;
 	ret = kfdsync_sync_file_check(fd);
 	if (ret <= 0)

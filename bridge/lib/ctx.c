@@ -41,6 +41,8 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 		return;
 	/* Before the close, which cancels the imports the relay waits for. */
 	kfdsync_import_relay_stop(ctx);
+	/* ROCr may still call hints of this context: they must not use its fd. */
+	kfdsync_hsa_hints_forget(ctx);
 	/* Relays stop before the fd they report on is closed. */
 	kfdsync_relays_free(ctx->relays);
 	close(ctx->fd);
@@ -60,6 +62,16 @@ KFDSYNC_EXPORT int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled)
 	return kfdsync_relays_enable(ctx->relays, enabled);
 }
 
+/* The public structs' sizes are part of the ABI (kfdsync.h, "Structs"). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct kfdsync_module_info) == 144, "kfdsync_module_info");
+_Static_assert(sizeof(struct kfdsync_event_state) == 48, "kfdsync_event_state");
+_Static_assert(sizeof(struct kfdsync_import_desc) == 72, "kfdsync_import_desc");
+_Static_assert(sizeof(struct kfdsync_fence_status) == 96, "kfdsync_fence_status");
+_Static_assert(sizeof(struct kfdsync_sync_file_status) == 64, "kfdsync_sync_file_status");
+_Static_assert(sizeof(struct kfdsync_hsa_signal) == 40, "kfdsync_hsa_signal");
+#endif
+
 KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 					       struct kfdsync_module_info *info)
 {
@@ -78,7 +90,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 	memset(info, 0, sizeof(*info));
 	info->abi_version = ki.abi_version;
 	info->kernel_version = ki.kernel_version;
-	_Static_assert(sizeof(info->release) >= sizeof(ki.release), "release");
+	_Static_assert(sizeof(info->release) == sizeof(ki.release), "release");
 	memcpy(info->release, ki.release, sizeof(ki.release));
 	info->release[sizeof(info->release) - 1] = '\0';
 	info->hooks = ki.hooks;
@@ -89,6 +101,46 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 	info->max_fences = ki.max_fences;
 	info->watchdog_ms = ki.watchdog_ms;
 	info->watchdog_max_ms = ki.watchdog_max_ms;
+	return 0;
+}
+
+_Static_assert(sizeof(struct kfdsync_module_status) == 256, "kfdsync_module_status");
+_Static_assert(KFDSYNC_STATUS_TEXT == KFDSYNC_STATUS_TEXT_LEN, "status text");
+
+KFDSYNC_EXPORT int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
+						 struct kfdsync_module_status *status)
+{
+	struct kfdsync_status ks;
+	int ret;
+
+	if (!ctx || !status)
+		return -EINVAL;
+	memset(&ks, 0, sizeof(ks));
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_STATUS, &ks);
+	if (ret == -ENOTTY)
+		return -EOPNOTSUPP;
+	if (ret < 0)
+		return ret;
+
+	memset(status, 0, sizeof(*status));
+	status->source = ks.source;
+	status->relay_reason = ks.relay_reason;
+	status->hooks = ks.hooks;
+	status->hooks_missed = ks.hooks_missed;
+	status->user_contexts = ks.user_contexts;
+	status->user_timelines = ks.user_timelines;
+	status->user_events = ks.user_events;
+	status->user_fences = ks.user_fences;
+	status->max_user_contexts = ks.max_user_contexts;
+	status->max_user_timelines = ks.max_user_timelines;
+	status->max_user_events = ks.max_user_events;
+	status->max_user_fences = ks.max_user_fences;
+	status->max_contexts = ks.max_contexts;
+	status->max_timelines = ks.max_timelines;
+	memcpy(status->detail, ks.detail, sizeof(status->detail));
+	status->detail[sizeof(status->detail) - 1] = '\0';
+	memcpy(status->verified, ks.verified, sizeof(status->verified));
+	status->verified[sizeof(status->verified) - 1] = '\0';
 	return 0;
 }
 
@@ -104,6 +156,8 @@ KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
 		{ KFDSYNC_HOOK_VM_FAULT, "vm_fault" },
 		{ KFDSYNC_HOOK_RESET, "reset" },
 		{ KFDSYNC_HOOK_POISON, "poison" },
+		{ KFDSYNC_HOOK_DESTROY, "destroy" },
+		{ KFDSYNC_HOOK_FREE, "free" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

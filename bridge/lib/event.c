@@ -10,7 +10,7 @@
 static int relay_if_needed(struct kfdsync_ctx *ctx, uint32_t event_id, uint64_t slot_addr)
 {
 	struct kfdsync_event_state st;
-	int ret = kfdsync_event_query(ctx, event_id, &st);
+	int ret = kfdsync_event_get_state(ctx, event_id, &st);
 
 	if (ret < 0 || st.source != KFDSYNC_SOURCE_RELAY)
 		return ret;
@@ -18,14 +18,14 @@ static int relay_if_needed(struct kfdsync_ctx *ctx, uint32_t event_id, uint64_t 
 				   slot_addr);
 }
 
-KFDSYNC_EXPORT int kfdsync_event_register(struct kfdsync_ctx *ctx, uint32_t event_id,
-					  uint64_t slot_addr, uint64_t *age)
+KFDSYNC_EXPORT int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
+				     uint64_t slot_addr, uint64_t *age)
 {
-	return kfdsync_event_register_relay(ctx, event_id, slot_addr, age, true);
+	return kfdsync_event_add_relay(ctx, event_id, slot_addr, age, true);
 }
 
-int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
-				 uint64_t slot_addr, uint64_t *age, bool relay)
+int kfdsync_event_add_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+			    uint64_t slot_addr, uint64_t *age, bool relay)
 {
 	struct kfdsync_event_register arg;
 	int fd = kfdsync_ctx_fd(ctx), ret;
@@ -40,7 +40,7 @@ int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
 		return ret;
 	ret = relay ? relay_if_needed(ctx, event_id, slot_addr) : 0;
 	if (ret < 0) {
-		kfdsync_event_unregister(ctx, event_id);
+		kfdsync_event_remove(ctx, event_id);
 		return ret;
 	}
 	if (age)
@@ -48,15 +48,15 @@ int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
 	return 0;
 }
 
-KFDSYNC_EXPORT int kfdsync_event_register_hsa(struct kfdsync_ctx *ctx,
-					      const struct _HsaEvent *event, uint64_t *age)
+KFDSYNC_EXPORT int kfdsync_event_add_hsa(struct kfdsync_ctx *ctx,
+					 const struct _HsaEvent *event, uint64_t *age)
 {
 	if (!event)
 		return -EINVAL;
-	return kfdsync_event_register(ctx, event->EventId, event->EventData.HWData2, age);
+	return kfdsync_event_add(ctx, event->EventId, event->EventData.HWData2, age);
 }
 
-KFDSYNC_EXPORT int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t event_id)
+KFDSYNC_EXPORT int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_id)
 {
 	struct kfdsync_event_unregister arg;
 	int fd = kfdsync_ctx_fd(ctx), ret;
@@ -72,8 +72,8 @@ KFDSYNC_EXPORT int kfdsync_event_unregister(struct kfdsync_ctx *ctx, uint32_t ev
 	return ret;
 }
 
-KFDSYNC_EXPORT int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_id,
-				       struct kfdsync_event_state *state)
+KFDSYNC_EXPORT int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t event_id,
+					   struct kfdsync_event_state *state)
 {
 	struct kfdsync_event_query arg;
 	int fd = kfdsync_ctx_fd(ctx), ret;
@@ -87,11 +87,25 @@ KFDSYNC_EXPORT int kfdsync_event_query(struct kfdsync_ctx *ctx, uint32_t event_i
 	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_QUERY, &arg);
 	if (ret < 0)
 		return ret;
+	memset(state, 0, sizeof(*state));
 	state->age = arg.age;
 	state->error = arg.error;
 	state->pending = arg.pending;
 	state->source = arg.source;
+	state->last_status = arg.last_status;
 	return 0;
+}
+
+KFDSYNC_EXPORT int kfdsync_event_relay(struct kfdsync_ctx *ctx, uint32_t event_id)
+{
+	struct kfdsync_relay_signal arg;
+	int fd = kfdsync_ctx_fd(ctx);
+
+	if (fd < 0)
+		return fd;
+	memset(&arg, 0, sizeof(arg));
+	arg.event_id = event_id;
+	return kfdsync_ioctl(fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &arg);
 }
 
 /* The module takes absolute CLOCK_MONOTONIC deadlines; 0 is its default. */

@@ -3,7 +3,20 @@
  * HSA signals: a watched condition on the signal's value, woken by its KFD
  * event (export), and imports that store into a signal and set its event.
  * No libhsa-runtime here: amd_signal_t is read at its documented offsets.
+ *
+ * Hints: what <kfdsync_hsa.h> registers as a ROCr async handler per export
+ * (see kfdsync.h, "Hints"). ROCr keeps a handler's argument until the
+ * condition holds or the signal is destroyed, and 5.2 cannot withdraw it;
+ * so the argument is a number, looked up in a process-wide table under
+ * one lock, never a pointer ROCr could see freed. An entry goes when its
+ * handler runs, when its fence's watchdog deadline has passed (swept at
+ * every new hint), or when its context is freed (kfdsync_ctx_free() forgets
+ * them before it closes the fd; the handler uses the fd under the same
+ * lock).
  */
+#include <hsakmt.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kfdsync.h"
@@ -38,18 +51,29 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_from_amd_signal(const void *amd_signal,
 	return 0;
 }
 
+/* A signal description the caller may pass in: reserved space zero. */
+static bool hsa_signal_ok(const struct kfdsync_hsa_signal *sig)
+{
+	if (!sig)
+		return false;
+	for (size_t i = 0; i < sizeof(sig->reserved) / sizeof(sig->reserved[0]); i++)
+		if (sig->reserved[i])
+			return false;
+	return true;
+}
+
 /* Register the signal's event with the context unless it is already. */
 static int hsa_signal_register(struct kfdsync_ctx *ctx, const struct kfdsync_hsa_signal *sig)
 {
 	int ret;
 
-	if (!sig || sig->reserved)
+	if (!hsa_signal_ok(sig))
 		return -EINVAL;
 	/*
 	 * Never with a relay: ROCr's own threads wait on the signal's event,
 	 * and a relay would take their wake-ups (see kfdsync.h, "The relay").
 	 */
-	ret = kfdsync_event_register_relay(ctx, sig->event_id, sig->mailbox, NULL, false);
+	ret = kfdsync_event_add_relay(ctx, sig->event_id, sig->mailbox, NULL, false);
 	return ret == -EEXIST ? 0 : ret;
 }
 
@@ -107,7 +131,7 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 {
 	struct kfdsync_import_desc desc;
 
-	if (!sig || sig->reserved || (flags & ~KFDSYNC_HSA_IMPORT_SUBTRACT))
+	if (!hsa_signal_ok(sig) || (flags & ~KFDSYNC_HSA_IMPORT_SUBTRACT))
 		return -EINVAL;
 	memset(&desc, 0, sizeof(desc));
 	/* The value first, then the event: a woken waiter finds it written. */
@@ -119,4 +143,140 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_import_sync_file(struct kfdsync_ctx *ctx,
 	desc.value = (uint64_t)value;
 	desc.error_value = (uint64_t)error_value;
 	return kfdsync_import_sync_file(ctx, sync_file_fd, &desc);
+}
+
+/* ---- hints ---- */
+
+/* How long after its fence's deadline a hint stays live (timer slack). */
+#define HINT_SLACK_NS	1000000000LL
+
+struct hint {
+	struct hint *next;
+	uint64_t id;
+	struct kfdsync_ctx *ctx;
+	uint32_t event_id;
+	int64_t expires_ns;	/* CLOCK_MONOTONIC: its fence has ended by then */
+};
+
+static pthread_mutex_t hints_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hint *hints;	/* under hints_lock */
+static uint64_t hints_next_id = 1;
+
+/* Unlink and return the hint @id, or NULL. Called with hints_lock held. */
+static struct hint *hint_take(uint64_t id)
+{
+	for (struct hint **p = &hints; *p; p = &(*p)->next) {
+		if ((*p)->id == id) {
+			struct hint *h = *p;
+
+			*p = h->next;
+			return h;
+		}
+	}
+	return NULL;
+}
+
+/* Free the hints whose fences have ended for sure. hints_lock held. */
+static void hints_sweep(int64_t now)
+{
+	for (struct hint **p = &hints; *p;) {
+		struct hint *h = *p;
+
+		if (h->expires_ns < now) {
+			*p = h->next;
+			free(h);
+		} else {
+			p = &h->next;
+		}
+	}
+}
+
+KFDSYNC_EXPORT int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
+					       const struct kfdsync_hsa_signal *sig,
+					       int64_t watchdog_ns, uint64_t *out)
+{
+	struct kfdsync_module_info mi;
+	int64_t life, now;
+	struct hint *h;
+	int ret;
+
+	if (!ctx || !hsa_signal_ok(sig) || !out)
+		return -EINVAL;
+	/*
+	 * The longest its fence can live: the module's rule for deadlines
+	 * (0: watchdog_ms; capped at watchdog_max_ms), read now, like the
+	 * export that follows.
+	 */
+	ret = kfdsync_ctx_get_module_info(ctx, &mi);
+	if (ret < 0)
+		return ret;
+	life = watchdog_ns > 0 ? watchdog_ns : (int64_t)mi.watchdog_ms * 1000000;
+	if (life > (int64_t)mi.watchdog_max_ms * 1000000)
+		life = (int64_t)mi.watchdog_max_ms * 1000000;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	now = kfdsync_now_ns();
+	h->ctx = ctx;
+	h->event_id = sig->event_id;
+	h->expires_ns = now + life + HINT_SLACK_NS;
+	pthread_mutex_lock(&hints_lock);
+	hints_sweep(now);
+	h->id = hints_next_id++;
+	h->next = hints;
+	hints = h;
+	*out = h->id;
+	pthread_mutex_unlock(&hints_lock);
+	return 0;
+}
+
+KFDSYNC_EXPORT bool kfdsync_hsa_signal_hint_handler(int64_t value, void *arg)
+{
+	uint64_t id = (uint64_t)(uintptr_t)arg;
+	struct hint *h;
+
+	(void)value;
+	pthread_mutex_lock(&hints_lock);
+	h = hint_take(id);
+	if (h && h->expires_ns >= kfdsync_now_ns()) {
+		/*
+		 * Relay mode: report the signal; kfdsync checks the value. With
+		 * the hooks (EBUSY), set the event: the cpu_set hook sees it,
+		 * and it covers a store made before ROCr's thread waited.
+		 */
+		if (kfdsync_event_relay(h->ctx, h->event_id) == -EBUSY) {
+			HsaEvent ev;
+
+			memset(&ev, 0, sizeof(ev));
+			ev.EventId = h->event_id;
+			ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
+			hsaKmtSetEvent(&ev);
+		}
+	}
+	pthread_mutex_unlock(&hints_lock);
+	free(h);
+	return false;
+}
+
+KFDSYNC_EXPORT void kfdsync_hsa_signal_hint_cancel(uint64_t id)
+{
+	pthread_mutex_lock(&hints_lock);
+	free(hint_take(id));
+	pthread_mutex_unlock(&hints_lock);
+}
+
+void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx)
+{
+	pthread_mutex_lock(&hints_lock);
+	for (struct hint **p = &hints; *p;) {
+		struct hint *h = *p;
+
+		if (h->ctx == ctx) {
+			*p = h->next;
+			free(h);
+		} else {
+			p = &h->next;
+		}
+	}
+	pthread_mutex_unlock(&hints_lock);
 }

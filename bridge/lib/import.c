@@ -272,9 +272,11 @@ KFDSYNC_EXPORT int kfdsync_import_sync_file(struct kfdsync_ctx *ctx,
 	struct kfdsync_import args;
 	int ret;
 
-	if (!ctx || !desc || desc->reserved ||
-	    (desc->flags & KFDSYNC_IMPORT_EVENTFD))
+	if (!ctx || !desc || desc->pad || (desc->flags & KFDSYNC_IMPORT_EVENTFD))
 		return -EINVAL;
+	for (size_t i = 0; i < sizeof(desc->reserved) / sizeof(desc->reserved[0]); i++)
+		if (desc->reserved[i])
+			return -EINVAL;
 
 	memset(&args, 0, sizeof(args));
 	args.fd = sync_file_fd;

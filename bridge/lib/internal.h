@@ -71,10 +71,13 @@ int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id
 			uint64_t slot_addr);
 void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id);
 /*
- * event.c: kfdsync_event_register(), with the relay left out when @relay is
+ * event.c: kfdsync_event_add(), with the relay left out when @relay is
  * false (for events other threads wait on, such as ROCr's signal events).
  */
-int kfdsync_event_register_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
-				 uint64_t slot_addr, uint64_t *age, bool relay);
+int kfdsync_event_add_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
+			    uint64_t slot_addr, uint64_t *age, bool relay);
+
+/* hsa.c: make every hint of @ctx inert (kfdsync_ctx_free(), before the close). */
+void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx);
 
 #endif

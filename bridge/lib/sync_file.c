@@ -33,6 +33,12 @@ KFDSYNC_EXPORT int kfdsync_sync_file_merge(const char *name, int fd1, int fd2)
 	int ret;
 
 	/*
+	 * One rule for fence names (kfdsync.h): at most 31 bytes, longer ones
+	 * refused. libsync's sync_merge() would cut them.
+	 */
+	if (name && strnlen(name, KFDSYNC_NAME_MAX + 1) > KFDSYNC_NAME_MAX)
+		return -EINVAL;
+	/*
 	 * The kernel answers ENOTTY for a non-sync_file fd1 and ENOENT for a
 	 * non-sync_file fd2: check both, so the documented codes hold.
 	 */

@@ -50,7 +50,9 @@ KFDSYNC_EXPORT int kfdsync_timeline_create_fence(struct kfdsync_timeline *tl,
 		return -EINVAL;
 	if (!name)
 		name = "kfdsync";
-	if (strlen(name) >= sizeof(arg.name))
+	/* The kernel refuses them too; one rule (kfdsync.h, "Fence names"). */
+	_Static_assert(sizeof(arg.name) == KFDSYNC_NAME_MAX + 1, "name size");
+	if (strnlen(name, KFDSYNC_NAME_MAX + 1) > KFDSYNC_NAME_MAX)
 		return -EINVAL;
 	memset(&arg, 0, sizeof(arg));
 	arg.value = value;

@@ -22,7 +22,7 @@ struct errcase {
 int main(void)
 {
 	int p[2], closed, ev, acc_null = -1, acc_bad = -2, acc_pipe, acc_closed;
-	int acc_keep;
+	int acc_keep, acc_long = -1;
 
 	if (pipe2(p, O_CLOEXEC))
 		tap_bail("pipe2");
@@ -43,6 +43,9 @@ int main(void)
 		  kfdsync_sync_file_accumulate(NULL, &acc_pipe, p[0]), -EINVAL },
 		{ "accumulate_fd_closed",
 		  kfdsync_sync_file_accumulate("x", &acc_closed, closed), -EBADF },
+		{ "accumulate_name_too_long_checked_first",
+		  kfdsync_sync_file_accumulate("0123456789abcdef0123456789abcdef",
+					       &acc_long, closed), -EINVAL },
 		{ "accumulate_into_non_sync_file",
 		  kfdsync_sync_file_accumulate(NULL, &acc_keep, p[0]), -EINVAL },
 		{ "set_deadline_not_sync_file", kfdsync_sync_file_set_deadline(p[0], 1), -EINVAL },
@@ -65,7 +68,7 @@ int main(void)
 			tap_diag("got %d, want %d", cases[i].got, cases[i].want);
 	}
 	/* A failed call leaves the accumulator as it was. */
-	tap_ok(acc_bad == -2 && acc_pipe == -1 && acc_closed == -1, "accumulate_failure_keeps_minus_one");
+	tap_ok(acc_bad == -2 && acc_pipe == -1 && acc_closed == -1 && acc_long == -1, "accumulate_failure_keeps_minus_one");
 	tap_ok(acc_keep == p[1] && fcntl(p[1], F_GETFD) >= 0, "accumulate_failure_keeps_fd_open");
 	tap_ok(acc_null == -1, "accumulate_untouched_acc");
 	close(ev);

@@ -3,6 +3,7 @@
  * libkfdsync host unit tests of the HSA signal functions: reading an
  * amd_signal_t, and the argument checks that need no kfdsync.ko.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "kfdsync.h"
@@ -37,11 +38,16 @@ int main(void)
 	};
 	int ret;
 
-	tap_plan(4 + sizeof(refused) / sizeof(refused[0]) + 3);
+	bool zeroed = true;
 
+	tap_plan(4 + sizeof(refused) / sizeof(refused[0]) + 8);
+
+	memset(&sig, 0xa5, sizeof(sig));
 	ret = kfdsync_hsa_signal_from_amd_signal(&s, &sig);
+	for (size_t i = 0; i < sizeof(sig.reserved) / sizeof(sig.reserved[0]); i++)
+		zeroed &= sig.reserved[i] == 0;
 	tap_ok(ret == 0 && sig.value == &s.value && *sig.value == 42 &&
-	       sig.mailbox == s.event_mailbox_ptr && sig.event_id == 1 && sig.reserved == 0,
+	       sig.mailbox == s.event_mailbox_ptr && sig.event_id == 1 && zeroed,
 	       "from_amd_signal_fields (%d)", ret);
 	tap_ok(kfdsync_hsa_signal_from_amd_signal(NULL, &sig) == -EINVAL,
 	       "from_amd_signal_null");
@@ -64,8 +70,24 @@ int main(void)
 	       "export_null_ctx");
 	tap_ok(kfdsync_hsa_signal_export_eventfd(NULL, &sig, KFDSYNC_HSA_EQ, 0, 0, -1) == -EINVAL,
 	       "export_eventfd_bad_fd");
-	bad.reserved = 1;
+	bad.reserved[4] = 1;
 	tap_ok(kfdsync_hsa_signal_import_sync_file(NULL, 0, &bad, 0, 1, 1) == -EINVAL,
 	       "import_null_ctx");
+
+	/* Hints: bad arguments, and unknown hints are harmless. */
+	uint64_t hint = 77;
+
+	tap_ok(kfdsync_hsa_signal_hint_new(NULL, &sig, 0, &hint) == -EINVAL && hint == 77,
+	       "hint_new_null_ctx");
+	tap_ok(kfdsync_hsa_signal_hint_new((struct kfdsync_ctx *)&hint, &bad, 0, &hint) ==
+	       -EINVAL, "hint_new_reserved_not_zero");
+	tap_ok(kfdsync_hsa_signal_hint_new((struct kfdsync_ctx *)&hint, &sig, 0, NULL) ==
+	       -EINVAL, "hint_new_null_out");
+	/* ROCr calls with the number it was given: false, "drop me". */
+	tap_ok(!kfdsync_hsa_signal_hint_handler(0, (void *)(uintptr_t)12345),
+	       "hint_handler_unknown_hint_returns_false");
+	kfdsync_hsa_signal_hint_cancel(12345);
+	kfdsync_hsa_signal_hint_cancel(0);
+	tap_ok(true, "hint_cancel_unknown_is_noop");
 	return tap_exit();
 }

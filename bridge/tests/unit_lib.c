@@ -63,6 +63,19 @@ int main(void)
 		{ "sync_file_check_closed", kfdsync_sync_file_check(closed), -EBADF },
 		{ "sync_file_merge_pipes", kfdsync_sync_file_merge("x", p[0], p[1]), -EINVAL },
 		{ "sync_file_merge_closed", kfdsync_sync_file_merge(NULL, closed, closed), -EBADF },
+		/* One rule for names: > 31 bytes is -EINVAL, checked first. */
+		{ "sync_file_merge_name_40_bytes_einval",
+		  kfdsync_sync_file_merge("a name of forty bytes, nine too many....", closed, closed),
+		  -EINVAL },
+		{ "sync_file_merge_name_32_bytes_einval",
+		  kfdsync_sync_file_merge("thirty-two bytes, one too many..", closed, closed),
+		  -EINVAL },
+		{ "sync_file_merge_name_31_bytes_accepted",
+		  kfdsync_sync_file_merge("thirty-one bytes: the longest..", closed, closed), -EBADF },
+		{ "timeline_create_fence_null", kfdsync_timeline_create_fence(NULL, 1, "x"), -EINVAL },
+		{ "event_relay_null_ctx", kfdsync_event_relay(NULL, 1), -EINVAL },
+		{ "event_get_state_null_ctx", kfdsync_event_get_state(NULL, 1, NULL), -EINVAL },
+		{ "import_null_ctx", kfdsync_import_sync_file(NULL, p[0], NULL), -EINVAL },
 		{ "sync_file_wait_pipe", kfdsync_sync_file_wait(p[0], 0), -EINVAL },
 		{ "sync_file_wait_closed", kfdsync_sync_file_wait(closed, -1), -EBADF },
 		{ "sync_file_status_pipe", kfdsync_sync_file_get_status(p[0], &st, NULL, 0), -EINVAL },
@@ -82,12 +95,36 @@ int main(void)
 	};
 	const unsigned int n = sizeof(cases) / sizeof(cases[0]);
 
-	tap_plan(n + 4);
+	/* The public structs' sizes are ABI (kfdsync.h, "Structs"). */
+	const struct {
+		const char *name;
+		size_t size, want;
+	} sizes[] = {
+		{ "kfdsync_module_info", sizeof(struct kfdsync_module_info), 144 },
+		{ "kfdsync_event_state", sizeof(struct kfdsync_event_state), 48 },
+		{ "kfdsync_import_desc", sizeof(struct kfdsync_import_desc), 72 },
+		{ "kfdsync_fence_status", sizeof(struct kfdsync_fence_status), 96 },
+		{ "kfdsync_sync_file_status", sizeof(struct kfdsync_sync_file_status), 64 },
+		{ "kfdsync_hsa_signal", sizeof(struct kfdsync_hsa_signal), 40 },
+	};
+	const unsigned int nsizes = sizeof(sizes) / sizeof(sizes[0]);
+	char long_name[KFDSYNC_NAME_MAX + 2];
+
+	tap_plan(n + nsizes + 6);
+	for (unsigned int i = 0; i < nsizes; i++)
+		tap_ok(sizes[i].size == sizes[i].want, "struct_size_%s (%zu, want %zu)",
+		       sizes[i].name, sizes[i].size, sizes[i].want);
+	tap_ok(KFDSYNC_NAME_MAX == 31 && sizeof(mi.release) == KFDSYNC_RELEASE_LEN,
+	       "name_and_release_sizes");
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	tap_ok(kfdsync_sync_file_merge(long_name, p[0], p[1]) == -EINVAL,
+	       "sync_file_merge_name_too_long_before_fd_check");
 	for (unsigned int i = 0; i < n; i++) {
 		if (!tap_ok(cases[i].got == cases[i].want, "%s", cases[i].name))
 			tap_diag("got %d, want %d", cases[i].got, cases[i].want);
 	}
-	tap_ok(named == 6 && !strcmp(kfdsync_hook_name(KFDSYNC_HOOK_GPU_INTERRUPT),
+	tap_ok(named == 8 && !strcmp(kfdsync_hook_name(KFDSYNC_HOOK_GPU_INTERRUPT),
 				     "gpu_interrupt") && !kfdsync_hook_name(1u << 31),
 	       "hook_names_known_bits_only");
 	kfdsync_ctx_free(NULL);

@@ -396,7 +396,7 @@ static int sim_open(struct app *app)
 		err("hsaKmtCreateEvent failed");
 		return -EIO;
 	}
-	ret = kfdsync_event_register_hsa(app->ctx, app->event, NULL);
+	ret = kfdsync_event_add_hsa(app->ctx, app->event, NULL);
 	if (ret) {
 		err("cannot register KFD event %u with kfdsync: %s", app->event->EventId,
 		    strerror(-ret));
@@ -441,7 +441,7 @@ static int submit_a(struct app *app, int n, int64_t *submit_ns)
 			   2 * (int64_t)app->o.timeout_ms * MS;
 	int ret;
 
-	ret = kfdsync_event_query(app->ctx, app->event->EventId, &st);
+	ret = kfdsync_event_get_state(app->ctx, app->event->EventId, &st);
 	if (ret || st.age != app->signals) {
 		err("frame %d: the event's age is not what was submitted (%s)", n,
 		    ret ? strerror(-ret) : "a signal is missing");

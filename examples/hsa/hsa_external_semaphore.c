@@ -31,7 +31,7 @@
  * it the same way.
  *
  * Needs kfdsync.ko, a /dev/kfd (amdgpu loaded; a CPU-only one is enough)
- * and ROCr.
+ * and ROCr. README.md in this directory says how to build and run it.
  */
 
 #include <errno.h>
@@ -59,13 +59,21 @@ struct frame {
 struct stream {
 	struct frame *frames;
 	unsigned int count;
+	unsigned int stall;	/* this frame never completes; count: none */
 };
 
 static void usage(const char *argv0)
 {
 	printf("usage: %s [options]\n"
-	       "  -n, --frames N   frames to run (default 3)\n"
-	       "  -h, --help       this help\n", argv0);
+	       "  -n, --frames N        frames to run (default 3)\n"
+	       "  -s, --stall-frame N   frame N (from 0) never completes: its fence ends\n"
+	       "                        by its watchdog, and the frame is not presented\n"
+	       "  -w, --watchdog-ms MS  watchdog of each frame's fence (default: the\n"
+	       "                        module's watchdog_ms)\n"
+	       "  -h, --help            this help\n"
+	       "Exit status: 0 every frame presented, 1 a frame's fence ended with an\n"
+	       "error or did not signal within 10 s (or a setup failure), 2 bad usage.\n",
+	       argv0);
 }
 
 static void die(const char *what, int err)
@@ -86,6 +94,10 @@ static void *stream_main(void *arg)
 		hsa_signal_wait_scacquire(f->release, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
 					  HSA_WAIT_STATE_BLOCKED);
 		printf("stream: frame %u: buffer released, rendering\n", f->index);
+		if (i == st->stall) {
+			printf("stream: frame %u: stalls (--stall-frame)\n", f->index);
+			break;
+		}
 		/* The kernel's completion signal, on a real queue. */
 		hsa_signal_store_screlease(f->done, 0);
 	}
@@ -96,19 +108,28 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "frames", required_argument, NULL, 'n' },
+		{ "stall-frame", required_argument, NULL, 's' },
+		{ "watchdog-ms", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kfdsync_timeline *display;
 	struct kfdsync_ctx *ctx;
-	struct stream st = { .count = 3 };
+	struct stream st = { .count = 3, .stall = UINT32_MAX };
+	int64_t watchdog_ns = 0;
 	pthread_t stream;
-	int c, ret;
+	int c, ret, status = 0;
 
-	while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:w:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			st.count = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			st.stall = (unsigned int)strtoul(optarg, NULL, 0);
+			break;
+		case 'w':
+			watchdog_ns = (int64_t)strtoul(optarg, NULL, 0) * 1000000;
 			break;
 		case 'h':
 			usage(argv[0]);
@@ -175,19 +196,48 @@ int main(int argc, char **argv)
 			die("kfdsync_timeline_inc", -ret);
 		/* signal -> sync_file: what a compositor (or KMS) receives. */
 		done_fd = kfdsync_hsa_export_sync_file(ctx, f->done, HSA_SIGNAL_CONDITION_LT, 1,
-						       0);
+						       watchdog_ns);
 		if (done_fd < 0)
 			die("kfdsync_hsa_export_sync_file", -done_fd);
 		ret = kfdsync_sync_file_wait(done_fd, 10 * NSEC_PER_SEC);
-		printf("compositor: frame %u: %s\n", i,
-		       ret ? strerror(-ret) : "complete, presenting");
+		/*
+		 * Signalled is not the same as done: a fence that ended with an
+		 * error (its watchdog, its event's owner gone) signals too. The
+		 * status says which; a compositor must not present such a frame.
+		 */
+		if (ret == 0) {
+			struct kfdsync_sync_file_status fs;
+
+			ret = kfdsync_sync_file_get_status(done_fd, &fs, NULL, 0);
+			if (ret >= 0)
+				ret = fs.status < 0 ? fs.status : 0;
+		}
+		if (ret == -ETIME)
+			printf("compositor: frame %u: not complete after 10 s\n", i);
+		else if (ret)
+			printf("compositor: frame %u: ended with an error: %s, not presenting\n",
+			       i, strerror(-ret));
+		else
+			printf("compositor: frame %u: complete, presenting\n", i);
 		/* The compositor is done with the fence. */
 		close(done_fd);
 		done_fd = -1;
-		if (ret)
-			return 1;
+		if (ret) {
+			status = 1;
+			break;
+		}
 	}
 
+	/*
+	 * After a failure the display stops: closing its timeline ends the
+	 * release fences not yet signalled with -ENOENT, their imports
+	 * subtract the error value (1) all the same, and the stream runs out
+	 * instead of waiting for buffers forever.
+	 */
+	if (status) {
+		kfdsync_timeline_free(display);
+		display = NULL;
+	}
 	pthread_join(stream, NULL);
 	for (unsigned int i = 0; i < st.count; i++) {
 		hsa_signal_destroy(st.frames[i].done);
@@ -197,5 +247,5 @@ int main(int argc, char **argv)
 	kfdsync_timeline_free(display);
 	kfdsync_ctx_free(ctx);
 	hsa_shut_down();
-	return 0;
+	return status;
 }

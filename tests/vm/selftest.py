@@ -5,7 +5,9 @@
 usage: selftest.py --build-dir BUILD
 
 Proves what the rest of the suite relies on: the command's status and its
-two streams come back separately; a kernel WARN (made on purpose through the
+two streams come back separately, or in order through one pipe when the
+runner's stdout and stderr are one file; --param reaches a project module;
+a kernel WARN (made on purpose through the
 GPU simulator's debug ioctl) or a "released with pending signals" line fails
 a run whose command succeeded; a hung guest is killed at --timeout with
 status 124; SIGINT kills the guest; a guest that dies before running
@@ -59,7 +61,7 @@ def main():
     base = os.path.join(build, "vm-runs", f"selftest-{os.getpid()}")
     warn_prog = os.path.join(build, "tests", "kfdsim_warn")
     print("TAP version 13")
-    print("1..10", flush=True)
+    print("1..13", flush=True)
 
     r = os.path.join(base, "status")
     p = run(r, "--bare", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2; exit 7")
@@ -67,6 +69,32 @@ def main():
     ok(p.stdout == "to-stdout\n" and "to-stderr\n" in p.stderr and
        "to-stdout" not in p.stderr, "run_streams_separate", p.stdout + p.stderr)
     ok(not qemu_children(r), "run_no_qemu_left_after_exit")
+
+    # One file for both streams (as 'run ... >log 2>&1'): CMD's order kept.
+    r = os.path.join(base, "merged")
+    p = subprocess.run([RUN, "--results", r, "--bare", "--", "sh", "-c",
+                        "for i in 1 2 3; do echo out$i; echo err$i >&2; done"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
+    lines = [x for x in p.stdout.splitlines() if re.fullmatch(r"(out|err)\d", x)]
+    ok(p.returncode == 0 and lines == ["out1", "err1", "out2", "err2", "out3", "err3"],
+       "run_one_file_keeps_order", p.stdout)
+
+    # --param: kfdsync loaded with it (no amdgpu, no display: a quick boot).
+    r = os.path.join(base, "param")
+    if os.path.exists(os.path.join(build, "kernel", "6.1", "kmod", "kfdsync.ko")):
+        p = run(r, "--build-dir", build, "--no-kfd", "--vga", "none",
+                "--param", "kfdsync.watchdog_ms=1234", "--param", "kfdsync.hooks=0",
+                "--", "cat", "/sys/module/kfdsync/parameters/watchdog_ms",
+                "/sys/module/kfdsync/parameters/hooks")
+        ok(p.returncode == 0 and p.stdout == "1234\nN\n", "run_param_reaches_module",
+           p.stdout + p.stderr)
+    else:
+        print(f"ok {count + 1} run_param_reaches_module # SKIP kfdsync.ko not built")
+        globals()["count"] += 1
+    p = run(r, "--bare", "--param", "nosuch.x=1", "--", "true")
+    ok(p.returncode == 125 and "does not load module 'nosuch'" in p.stderr,
+       "run_param_unknown_module_refused", p.stderr)
 
     r = os.path.join(base, "kmsg")
     p = run(r, "--bare", "--", "sh", "-c",

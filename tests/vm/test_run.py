@@ -119,6 +119,32 @@ def kernel_short_name_resolves_to_newest_prepared():
 
 
 @test
+def newest_resolves_through_the_cache_file():
+    with tempfile.TemporaryDirectory() as d:
+        write(os.path.join(d, "kernels", "7.3.4+deb13-amd64", ".complete"), "")
+        old = vmrun.CACHE
+        vmrun.CACHE = d
+        try:
+            try:
+                vmrun.resolve_kernel("newest")
+                raise AssertionError("newest resolved without the cache file")
+            except vmrun.SetupError as e:
+                assert "install-deps" in str(e)
+            write(os.path.join(d, "newest"), "7.3.4+deb13-amd64\n")
+            assert vmrun.resolve_kernel("newest") == "7.3.4+deb13-amd64"
+            # 7.3 is also reachable by its short name.
+            assert vmrun.resolve_kernel("7.3") == "7.3.4+deb13-amd64"
+            write(os.path.join(d, "newest"), "7.4.1+deb13-amd64\n")
+            try:
+                vmrun.resolve_kernel("newest")
+                raise AssertionError("unprepared newest accepted")
+            except vmrun.SetupError as e:
+                assert "7.4.1+deb13-amd64" in str(e)
+        finally:
+            vmrun.CACHE = old
+
+
+@test
 def root_name_resolves_to_prepared_root():
     with tempfile.TemporaryDirectory() as d:
         write(os.path.join(d, "roots", "trixie", ".complete"), "")
@@ -195,6 +221,63 @@ def screendump_request_names_checked():
     # A valid name reaches QMP, which is not there: a clean error, no exception.
     assert vmrun.handle_request("screendump ok_name", "/nonexistent/qmp", "/tmp").startswith(
         "error")
+
+
+@test
+def params_parsed_per_module():
+    got = vmrun.parse_params(["kfdsync.hooks=0", "kfdsync.watchdog_ms=500", "amdgpu.x=1",
+                              "virtio-gpu.y=on"])
+    assert got == {"kfdsync": "hooks=0 watchdog_ms=500", "amdgpu": "x=1",
+                   "virtio_gpu": "y=on"}, got
+    for bad in ("kfdsync.hooks", "kfdsync=0", "kfdsync.hooks=a b", "nosuchmod.x=1",
+                "kfdsync.hooks=$(reboot)"):
+        try:
+            vmrun.parse_params([bad])
+            raise AssertionError(f"accepted {bad!r}")
+        except vmrun.SetupError as e:
+            assert "--param" in str(e), e
+
+
+@test
+def build_dir_found_or_none():
+    with tempfile.TemporaryDirectory() as d:
+        old = os.environ.pop("KFDSYNC_BUILD_ROOT", None)
+        try:
+            assert vmrun.find_build_dir("/x", d) == ("/x", "given")
+            # build/ without built modules is not taken.
+            os.makedirs(os.path.join(d, "build"))
+            assert vmrun.find_build_dir(None, d) == (None, None)
+            os.makedirs(os.path.join(d, "build", "kernel"))
+            assert vmrun.find_build_dir(None, d) == (os.path.join(d, "build"), "source tree")
+            os.environ["KFDSYNC_BUILD_ROOT"] = "/env/build"
+            assert vmrun.find_build_dir(None, d) == ("/env/build", "environment")
+            assert vmrun.find_build_dir("/x", d) == ("/x", "given")
+        finally:
+            os.environ.pop("KFDSYNC_BUILD_ROOT", None)
+            if old is not None:
+                os.environ["KFDSYNC_BUILD_ROOT"] = old
+
+
+@test
+def output_merged_when_one_file():
+    r, w = os.pipe()
+    r2, w2 = os.pipe()
+    try:
+        assert vmrun.streams_are_one_file(w, w)
+        assert vmrun.streams_are_one_file(w, os.dup(w))
+        assert not vmrun.streams_are_one_file(w, w2)
+        assert not vmrun.streams_are_one_file(w, 9999)
+    finally:
+        for fd in (r, w, r2, w2):
+            os.close(fd)
+    assert vmrun.parse_args(["--merge-output", "--", "true"]).merge is True
+    assert vmrun.parse_args(["--separate-output", "--", "true"]).merge is False
+    assert vmrun.parse_args(["--", "true"]).merge is None
+    try:
+        vmrun.parse_args(["--merge-output", "--separate-output", "--", "true"])
+        raise AssertionError("accepted both")
+    except SystemExit as e:
+        assert e.code == 2
 
 
 def main():

@@ -312,9 +312,9 @@ static int compute_submit(struct app *app, unsigned int n, struct frame *f)
 	 * event has signalled by now (its frame was displayed before we got
 	 * here), so "the next signal after this age" is this frame's.
 	 */
-	ret = kfdsync_event_query(app->ctx, s->event->EventId, &st);
+	ret = kfdsync_event_get_state(app->ctx, s->event->EventId, &st);
 	if (ret) {
-		err("frame %u: kfdsync_event_query: %s", n, strerror(-ret));
+		err("frame %u: kfdsync_event_get_state: %s", n, strerror(-ret));
 		return ret;
 	}
 	if (st.age != s->signals) {
@@ -685,7 +685,7 @@ static int setup(struct app *app)
 			err("hsaKmtCreateEvent failed");
 			return -EIO;
 		}
-		ret = kfdsync_event_register_hsa(app->ctx, s->event, NULL);
+		ret = kfdsync_event_add_hsa(app->ctx, s->event, NULL);
 		if (ret) {
 			err("cannot register KFD event %u with kfdsync: %s", s->event->EventId,
 			    strerror(-ret));

@@ -381,7 +381,7 @@ static int sim_start(struct client *c)
 			fprintf(stderr, PROG ": --gpu sim: hsaKmtCreateEvent failed\n");
 			return -EIO;
 		}
-		ret = kfdsync_event_register_hsa(c->ctx, b->event, NULL);
+		ret = kfdsync_event_add_hsa(c->ctx, b->event, NULL);
 		if (ret) {
 			fprintf(stderr, PROG ": --gpu sim: cannot register KFD event %u with "
 				"kfdsync: %s\n", b->event->EventId, strerror(-ret));
@@ -494,9 +494,9 @@ static int sim_submit(struct client *c, struct buf *b, struct frame *fr, int n)
 	 * has signalled (its frame was presented before the buffer came back),
 	 * so "the next signal after this age" is this frame's.
 	 */
-	ret = kfdsync_event_query(c->ctx, b->event->EventId, &es);
+	ret = kfdsync_event_get_state(c->ctx, b->event->EventId, &es);
 	if (ret) {
-		fprintf(stderr, PROG ": frame %d: kfdsync_event_query: %s\n", n, strerror(-ret));
+		fprintf(stderr, PROG ": frame %d: kfdsync_event_get_state: %s\n", n, strerror(-ret));
 		return ret;
 	}
 	if (es.age != b->signals) {

@@ -38,6 +38,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -55,7 +56,7 @@
 static struct kfdsync_ctx *ctx;
 
 /* Signals with a ROCr async handler (kfdsync_hsa.h): destroyed at the end. */
-static hsa_signal_t armed[8];
+static hsa_signal_t armed[16];
 static unsigned int n_armed;
 static int sim = -1;
 static uint32_t queue;
@@ -66,7 +67,7 @@ static uint64_t event_age(uint32_t id)
 {
 	struct kfdsync_event_state st;
 
-	if (kfdsync_event_query(ctx, id, &st))
+	if (kfdsync_event_get_state(ctx, id, &st))
 		return UINT64_MAX;
 	return st.age;
 }
@@ -361,7 +362,7 @@ static void test_unregister_cancels(void)
 
 	bool info_ok;
 
-	kfdsync_event_unregister(ctx, sig.event_id);
+	kfdsync_event_remove(ctx, sig.event_id);
 	info_ok = fd >= 0 && ioctl(fd, SYNC_IOC_FILE_INFO, &info) == 0;
 	tap_ok(info_ok && before == 0 && fi.status == -ECANCELED &&
 	       !strcmp(fi.driver_name, "kfdsync"), "unregister_cancels (status %d)", fi.status);
@@ -492,7 +493,7 @@ static void test_import_fail_event(void)
 	if (later >= 0)
 		close(later);
 	/* A fresh registration has no error. */
-	kfdsync_event_unregister(ctx, sig.event_id);
+	kfdsync_event_remove(ctx, sig.event_id);
 	hsa_signal_destroy(s);
 }
 
@@ -530,6 +531,154 @@ static void test_bad_input(void)
 	tap_ok(kfdsync_hsa_signal_export_sync_file(ctx, &sig, 7, 0, 0) == -EINVAL,
 	       "lib_bad_condition_einval");
 	close(efd);
+	hsa_signal_destroy(s);
+}
+
+/* ---- relay mode (kfdsync loaded with hooks=0: hsa_signal_relay) ---- */
+
+static bool relay_mode;
+
+/* 1 signalled, 0 pending, else the fence's error; after at most @ms. */
+static int fence_end(int fd, int ms)
+{
+	readable(fd, ms);
+	return fence_error(fd);
+}
+
+/*
+ * The wrappers in relay mode: a "no" store leaves the fence pending, a
+ * "yes" store ends it on the condition (status 1) long before its 30 s
+ * watchdog would (-ETIMEDOUT): the hint relayed the signal.
+ */
+static void test_relay_cpu_store(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		hsa_signal_t s = armed[n_armed++] = signal_new(cases[i].initial);
+		int fd = kfdsync_hsa_export_sync_file(ctx, s, cases[i].cond, cases[i].compare,
+						      30000 * MS);
+		int after_no, after_yes;
+
+		if (fd < 0) {
+			tap_ok(false, "relay_cpu_store_%s: export: %s", cases[i].name,
+			       strerror(-fd));
+			continue;
+		}
+		store_from_thread(s, cases[i].no);
+		after_no = fence_end(fd, 200);
+		store_from_thread(s, cases[i].yes);
+		after_yes = fence_end(fd, WAIT_MS);
+		tap_ok(after_no == 0 && after_yes == 1,
+		       "relay_cpu_store_%s (after %" PRId64 ": %d, after %" PRId64 ": %d)",
+		       cases[i].name, cases[i].no, after_no, cases[i].yes, after_yes);
+		close(fd);
+	}
+}
+
+/* A simulated GPU completion, exported through the wrapper: relayed too. */
+static void test_relay_gpu_completion(void)
+{
+	hsa_signal_t s = armed[n_armed++] = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_export_sync_file(ctx, s, HSA_SIGNAL_CONDITION_EQ, 0, 30000 * MS);
+	int before = fd >= 0 ? fence_status(fd) : -1000, after;
+
+	if (fd >= 0)
+		gpu_complete(&sig, 0);
+	after = fd >= 0 ? fence_end(fd, WAIT_MS) : fd;
+	tap_ok(before == 0 && after == 1, "relay_gpu_completion (before %d, after %d)", before,
+	       after);
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Without the wrappers, the application relays: kfdsync_event_relay()
+ * after the value changed. Without it, the fence ends by its watchdog.
+ */
+static void test_relay_raw_export(void)
+{
+	hsa_signal_t s = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 0, 30000 * MS);
+	int lone = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 5, 200 * MS);
+	int before, ret, after, lone_end;
+
+	*sig.value = 0;		/* a CPU store ROCr does not see */
+	before = fd >= 0 ? fence_end(fd, 200) : fd;
+	ret = kfdsync_event_relay(ctx, sig.event_id);
+	after = fd >= 0 ? fence_end(fd, WAIT_MS) : fd;
+	/* value 0, not 5: the relayed signal did not satisfy this one. */
+	lone_end = lone >= 0 ? fence_end(lone, WAIT_MS) : lone;
+	tap_ok(before == 0 && ret == 0 && after == 1,
+	       "relay_raw_export_event_relay (before %d, relay %d, after %d)", before, ret,
+	       after);
+	tap_ok(lone_end == -ETIMEDOUT, "relay_raw_export_unmet_ends_by_watchdog (%d)", lone_end);
+	if (fd >= 0)
+		close(fd);
+	if (lone >= 0)
+		close(lone);
+	kfdsync_event_remove(ctx, sig.event_id);
+	hsa_signal_destroy(s);
+}
+
+/*
+ * A hint whose fence has ended (watchdog, plus the hint's slack) is inert:
+ * when ROCr finally sees the condition hold and calls it, it reports
+ * nothing, so the event's age (advanced only by relays here) stays.
+ */
+static void test_relay_hint_inert_after_fence(void)
+{
+	hsa_signal_t s = armed[n_armed++] = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_export_sync_file(ctx, s, HSA_SIGNAL_CONDITION_EQ, 0, 100 * MS);
+	int end = fd >= 0 ? fence_end(fd, WAIT_MS) : fd;
+	uint64_t age;
+
+	usleep(1300 * 1000);	/* past the hint's second of slack */
+	age = event_age(sig.event_id);
+	store_from_thread(s, 0);
+	usleep(300 * 1000);
+	tap_ok(end == -ETIMEDOUT && age != UINT64_MAX && event_age(sig.event_id) == age,
+	       "relay_hint_inert_after_its_fence (end %d, age %" PRIu64 " -> %" PRIu64 ")", end,
+	       age, event_age(sig.event_id));
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * Both modes: a hint of a context that was freed does nothing when ROCr
+ * calls it later (no use of the closed fd: ASan would see a bad one).
+ */
+static void test_hint_after_ctx_free(void)
+{
+	hsa_signal_t s = armed[n_armed++] = signal_new(1);
+	struct kfdsync_ctx *c2 = NULL;
+	int fd = -1, end = -1000, ret = kfdsync_ctx_new(&c2);
+
+	if (!ret)
+		fd = kfdsync_hsa_export_sync_file(c2, s, HSA_SIGNAL_CONDITION_EQ, 0, 0);
+	kfdsync_ctx_free(c2);	/* the fence ends with -ECANCELED */
+	if (fd >= 0)
+		end = fence_end(fd, WAIT_MS);
+	store_from_thread(s, 0);	/* ROCr calls the forgotten hint */
+	usleep(300 * 1000);
+	tap_ok(ret == 0 && fd >= 0 && end == -ECANCELED,
+	       "hint_after_ctx_free_is_harmless (export %d, end %d)", fd, end);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* In hooks mode there is nothing to relay. */
+static void test_event_relay_hooks_ebusy(void)
+{
+	hsa_signal_t s = signal_new(1);
+	struct kfdsync_hsa_signal sig = describe(s);
+	int fd = kfdsync_hsa_signal_export_sync_file(ctx, &sig, KFDSYNC_HSA_EQ, 1, 0);
+
+	tap_ok(kfdsync_event_relay(ctx, sig.event_id) == -EBUSY, "event_relay_hooks_mode_ebusy");
+	if (fd >= 0)
+		close(fd);
+	kfdsync_event_remove(ctx, sig.event_id);
 	hsa_signal_destroy(s);
 }
 
@@ -611,34 +760,50 @@ static void test_import_vgem(void)
 	close(vgem);
 }
 
-/* examples/hsa runs its frames: export completion, import release. */
-static void test_example(void)
+/* Run examples/hsa with @args; its exit status, its output in @out. */
+static int run_example(const char *args, char *out, size_t size)
 {
-	char cmd[600], out[4096];
+	char cmd[600];
 	size_t len = 0;
-	int status;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "%s --frames 3 2>&1", HSA_EXAMPLE);
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", HSA_EXAMPLE, args);
 	p = popen(cmd, "r");
-	if (!p) {
-		tap_ok(false, "example_external_semaphore: popen: %s", strerror(errno));
-		return;
-	}
-	while (len + 1 < sizeof(out)) {
-		size_t n = fread(out + len, 1, sizeof(out) - 1 - len, p);
+	if (!p)
+		return -1;
+	while (len + 1 < size) {
+		size_t n = fread(out + len, 1, size - 1 - len, p);
 
 		if (!n)
 			break;
 		len += n;
 	}
 	out[len] = '\0';
-	status = pclose(p);
+	return pclose(p);
+}
+
+/*
+ * examples/hsa runs its frames: export completion, import release; a
+ * frame whose fence ended by its watchdog is not presented.
+ */
+static void test_example(void)
+{
+	char out[4096];
+	int status = run_example("--frames 3", out, sizeof(out));
+
 	if (status)
 		tap_diag("%s", out);
 	tap_ok(status == 0 && strstr(out, "compositor: frame 2: complete") &&
 	       strstr(out, "stream: frame 2: buffer released"),
 	       "example_external_semaphore (status %d)", status);
+	status = run_example("--frames 3 --stall-frame 1 --watchdog-ms 300", out, sizeof(out));
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+	       strstr(out, "compositor: frame 0: complete, presenting") &&
+	       strstr(out, "compositor: frame 1: ended with an error") &&
+	       !strstr(out, "frame 1: complete"),
+	       "example_error_is_not_presented (status %d)", status);
+	if (!strstr(out, "frame 1: ended with an error"))
+		tap_diag("%s", out);
 }
 
 int main(void)
@@ -647,10 +812,11 @@ int main(void)
 	bool have_vmstat;
 	int ret;
 
+	struct kfdsync_module_info mi;
+
 	scrub_hsa_env();
 	require_sim_guest();
 	printf("TAP version 13\n");
-	tap_plan(26);
 
 	have_vmstat = vmstat_pins(&acq0, &rel0);
 	if (hsa_init() != HSA_STATUS_SUCCESS)
@@ -658,6 +824,12 @@ int main(void)
 	ret = kfdsync_ctx_new(&ctx);
 	if (ret)
 		tap_bail("kfdsync_ctx_new: %s", strerror(-ret));
+	ret = kfdsync_ctx_get_module_info(ctx, &mi);
+	if (ret)
+		tap_bail("kfdsync_ctx_get_module_info: %s", strerror(-ret));
+	relay_mode = (mi.flags & KFDSYNC_INFO_RELAY_FORCED) || !mi.hooks;
+	tap_plan(relay_mode ? 19 : 29);
+	tap_diag("kfdsync in %s mode", relay_mode ? "relay" : "hooks");
 	sim = kfdsim_open();
 	if (sim < 0)
 		tap_bail("kfdsim_open: %s", strerror(-sim));
@@ -665,16 +837,31 @@ int main(void)
 
 	test_describe();		/* 2 */
 	test_born_signalled();		/* 2 */
-	test_cpu_store();		/* 4 */
-	test_eventfd();			/* 1 */
-	test_gpu_completion();		/* 1 */
-	test_unregister_cancels();	/* 1 */
-	test_watchdog();		/* 1 */
-	test_max_fences();		/* 1 */
-	test_import_fail_event();	/* 1 */
-	test_bad_input();		/* 9 */
-	test_import_vgem();		/* 1 */
-	test_example();			/* 1 */
+	if (relay_mode) {
+		/* What relay mode changes: the hints relay. */
+		test_relay_cpu_store();			/* 4 */
+		test_relay_gpu_completion();		/* 1 */
+		test_relay_raw_export();		/* 2 */
+		test_relay_hint_inert_after_fence();	/* 1 */
+		test_hint_after_ctx_free();		/* 1 */
+		test_unregister_cancels();		/* 1 */
+		test_watchdog();			/* 1 */
+		test_import_vgem();			/* 1 */
+		test_example();				/* 2 */
+	} else {
+		test_cpu_store();		/* 4 */
+		test_eventfd();			/* 1 */
+		test_gpu_completion();		/* 1 */
+		test_unregister_cancels();	/* 1 */
+		test_watchdog();		/* 1 */
+		test_max_fences();		/* 1 */
+		test_import_fail_event();	/* 1 */
+		test_bad_input();		/* 9 */
+		test_import_vgem();		/* 1 */
+		test_example();			/* 2 */
+		test_hint_after_ctx_free();	/* 1 */
+		test_event_relay_hooks_ebusy();	/* 1 */
+	}
 
 	/* Every armed condition held long ago: their handlers are done. */
 	for (unsigned int i = 0; i < n_armed; i++)

@@ -78,10 +78,12 @@ struct test_kfd_event_id_args {
 #define DEBUGFS			"/sys/kernel/debug"
 #define KFDSYNC_DEBUGFS		DEBUGFS "/kfdsync/"
 
-#define HOOKS_EXPECTED		(KFDSYNC_HOOK_GPU_INTERRUPT | KFDSYNC_HOOK_CPU_SET)
 #define HOOKS_ALL		(KFDSYNC_HOOK_GPU_INTERRUPT | KFDSYNC_HOOK_CPU_SET | \
 				 KFDSYNC_HOOK_HW_EXCEPTION | KFDSYNC_HOOK_VM_FAULT | \
-				 KFDSYNC_HOOK_RESET | KFDSYNC_HOOK_POISON)
+				 KFDSYNC_HOOK_RESET | KFDSYNC_HOOK_POISON | \
+				 KFDSYNC_HOOK_DESTROY | KFDSYNC_HOOK_FREE)
+/* Hooks are all or nothing. */
+#define HOOKS_EXPECTED		HOOKS_ALL
 
 /* Number of subtests in the plan; main() checks every one was reported. */
 #define PLAN			39
@@ -89,13 +91,13 @@ struct test_kfd_event_id_args {
 /* Hook names in debugfs, in KFDSYNC_HOOK_* bit order. */
 static const char *const hook_names[] = {
 	"gpu_interrupt", "cpu_set", "hw_exception", "vm_fault", "reset",
-	"poison",
+	"poison", "destroy", "free",
 };
 #define NR_HOOKS		(sizeof(hook_names) / sizeof(hook_names[0]))
 
 /* Module parameters, saved at start and given back on every reload. */
 static const char *const param_names[] = {
-	"hooks", "max_contexts", "max_events", "max_fences", "watchdog_ms",
+	"hooks", "max_user_contexts", "max_events", "max_fences", "watchdog_ms",
 	"watchdog_max_ms",
 };
 #define NR_PARAMS		(sizeof(param_names) / sizeof(param_names[0]))
@@ -126,6 +128,31 @@ static int __info(int fd, struct kfdsync_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	return ioctl(fd, KFDSYNC_IOCTL_INFO, info) ? -errno : 0;
+}
+
+/*
+ * Why no hooks are to be expected with amdgpu loaded, or NULL: hooks=N, or
+ * a kernel whose amdkfd this kfdsync has not verified (the gate).
+ */
+static const char *no_hooks_reason(void)
+{
+	static char why[160];
+	struct kfdsync_info info;
+	int fd;
+
+	if (relay_forced())
+		return "relay mode forced (hooks=N)";
+	fd = open(KFDSYNC_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (!__info(fd, &info) && (info.info_flags & KFDSYNC_INFO_AMDKFD_UNVERIFIED))
+		snprintf(why, sizeof(why),
+			 "amdkfd of %s is not one this kfdsync verified: relay mode",
+			 info.release);
+	else
+		why[0] = '\0';
+	close(fd);
+	return why[0] ? why : NULL;
 }
 
 static bool debugfs_ready(void)
@@ -467,8 +494,8 @@ static void test_hooks_attached(bool have_kfd)
 
 	if (!have_kfd)
 		skip = "no /dev/kfd (amdgpu not loaded)";
-	else if (relay_forced())
-		skip = "relay mode forced (hooks=N)";
+	else
+		skip = no_hooks_reason();
 	if (skip) {
 		for (i = 0; i < 3; i++)
 			tap_skip(skip, "%s", names[i]);
@@ -621,7 +648,7 @@ static void test_kmod_cycle(int *fd, const char *skip)
 	*fd = open(KFDSYNC_DEV, O_RDWR | O_CLOEXEC);
 	ret = *fd < 0 ? -errno : __info(*fd, &info);
 	tap_ok(!ret && info.abi_version == KFDSYNC_ABI_VERSION &&
-	       (access(KFD_DEV, F_OK) || relay_forced() ||
+	       (access(KFD_DEV, F_OK) || no_hooks_reason() ||
 		(info.hooks & HOOKS_EXPECTED) == HOOKS_EXPECTED), "%s",
 	       names[3]);
 }
@@ -776,8 +803,8 @@ int main(void)
 	skip_amdgpu = skip_destructive;
 	if (!skip_amdgpu && !have_kfd)
 		skip_amdgpu = "no /dev/kfd (amdgpu not loaded)";
-	else if (!skip_amdgpu && relay_forced())
-		skip_amdgpu = "relay mode forced (hooks=N)";
+	else if (!skip_amdgpu)
+		skip_amdgpu = no_hooks_reason();
 
 	test_params(skip_destructive);
 	test_amdgpu_cycle(skip_amdgpu);

@@ -417,9 +417,9 @@ static void test_event_to_export(struct kfdsync_ctx *ctx)
 	uint64_t age;
 	int out_fd, ret;
 
-	ret = kfdsync_event_register_hsa(ctx, ev, &age);
+	ret = kfdsync_event_add_hsa(ctx, ev, &age);
 	if (ret)
-		tap_bail("kfdsync_event_register_hsa: %s", strerror(-ret));
+		tap_bail("kfdsync_event_add_hsa: %s", strerror(-ret));
 	ret = kfdsync_import_to_event(ctx, in_fd, ev->EventId);
 	out_fd = kfdsync_event_export_sync_file(ctx, ev->EventId, age, 0);
 	if (out_fd < 0)
@@ -428,12 +428,12 @@ static void test_event_to_export(struct kfdsync_ctx *ctx)
 	       strerror(-ret));
 	kfdsync_timeline_inc(tl, 1);
 	tap_ok(readable(out_fd, WAIT_MS) && fence_info(out_fd).status == 1 &&
-	       !kfdsync_event_query(ctx, ev->EventId, &st) && st.age == age + 1,
+	       !kfdsync_event_get_state(ctx, ev->EventId, &st) && st.age == age + 1,
 	       "imported_set_signals_export");
 	close(in_fd);
 	close(out_fd);
 	kfdsync_timeline_free(tl);
-	kfdsync_event_unregister(ctx, ev->EventId);
+	kfdsync_event_remove(ctx, ev->EventId);
 	hsaKmtDestroyEvent(ev);
 }
 

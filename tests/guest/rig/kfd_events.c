@@ -38,6 +38,7 @@ int main(void)
 	struct stat st;
 	bool st_ok;
 
+	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");
 	tap_plan(12);
 	/* libhsakmt honours these; a stray one (e.g. a bad
 	 * HSA_OVERRIDE_GFX_VERSION) makes hsaKmtOpenKFD fail. */

@@ -60,9 +60,7 @@
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/idr.h>
-#include <linux/kallsyms.h>
 #include <linux/kernel.h>
-#include <linux/kobject.h>
 #include <linux/kprobes.h>
 #include <linux/kref.h>
 #include <linux/kthread.h>
@@ -81,6 +79,7 @@
 #include <linux/wait.h>
 
 #include "kfdsim_uapi.h"
+#include "kfdsync_ksym.h"
 
 static unsigned int max_queues = 64;
 module_param(max_queues, uint, 0444);
@@ -266,75 +265,6 @@ struct kfdsim_kfd {
 
 static struct kfdsim_kfd kfdsim_kfd;
 
-/* The start of @name given an address inside it (kprobes may skip ENDBR). */
-static unsigned long kfdsim_kfd_func_start(unsigned long addr,
-					   const char *name)
-{
-	char buf[KSYM_SYMBOL_LEN];
-	size_t len = strlen(name);
-	unsigned long off;
-
-	sprint_symbol(buf, addr);
-	if (strncmp(buf, name, len) || buf[len] != '+')
-		return 0;
-	if (sscanf(buf + len, "+%lx/", &off) != 1 || off > addr)
-		return 0;
-	return addr - off;
-}
-
-static int kfdsim_kfd_lookup(const char *name, unsigned long *addr)
-{
-	char qualified[KSYM_NAME_LEN];
-	struct kprobe kp = { .symbol_name = qualified };
-	unsigned long start;
-	int ret;
-
-	snprintf(qualified, sizeof(qualified), "%s:%s",
-		 KFDSIM_KFD_MODULE, name);
-	ret = register_kprobe(&kp);
-	if (ret)
-		return ret;
-	start = kfdsim_kfd_func_start((unsigned long)kp.addr, name);
-	unregister_kprobe(&kp);
-	if (!start)
-		return -ENOENT;
-
-#ifdef CONFIG_X86_KERNEL_IBT
-	/* An indirect call needs an intact ENDBR64 when IBT is enforced. */
-	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
-		u32 insn;
-
-		if (copy_from_kernel_nofault(&insn, (void *)start,
-					     sizeof(insn)) ||
-		    insn != 0xfa1e0ff3)
-			return -EOPNOTSUPP;
-	}
-#endif
-	*addr = start;
-	return 0;
-}
-
-/* Find amdgpu.ko and take a reference, or return NULL. */
-static struct module *kfdsim_kfd_find_module(void)
-{
-	struct kset *modules = THIS_MODULE->mkobj.kobj.kset;
-	struct module *mod = NULL;
-	struct kobject *kobj;
-
-	kobj = kset_find_obj(modules, KFDSIM_KFD_MODULE);
-	if (!kobj)
-		return NULL;
-	/*
-	 * The kobject reference keeps the struct module alive: freeing a
-	 * module waits for its kobject's release.
-	 */
-	mod = container_of(kobj, struct module_kobject, kobj)->mod;
-	if (mod && !try_module_get(mod))
-		mod = NULL;
-	kobject_put(kobj);
-	return mod;
-}
-
 /*
  * Whether the running kernel's amdkfd has the signatures kfdsim calls: those
  * of 6.1 to 6.12 (Debian's two kernels). Newer kernels change them.
@@ -353,22 +283,24 @@ static int kfdsim_kfd_resolve(void)
 {
 	unsigned long irq, exc;
 	struct module *mod;
-	int ret;
 
 	lockdep_assert_held(&kfdsim_kfd_lock);
 
 	if (!kfdsim_kfd_abi_known())
 		return -EOPNOTSUPP;
 
-	mod = kfdsim_kfd_find_module();
+	mod = kfdsync_ksym_module_get(KFDSIM_KFD_MODULE);
 	if (!mod)
 		return -ENODEV;
-	ret = kfdsim_kfd_lookup("kfd_signal_event_interrupt", &irq);
-	if (!ret)
-		ret = kfdsim_kfd_lookup("kfd_signal_hw_exception_event", &exc);
-	if (ret) {
+	irq = (unsigned long)kfdsync_ksym_lookup(KFDSIM_KFD_MODULE,
+						 "kfd_signal_event_interrupt",
+						 NULL);
+	exc = (unsigned long)kfdsync_ksym_lookup(KFDSIM_KFD_MODULE,
+						 "kfd_signal_hw_exception_event",
+						 NULL);
+	if (!irq || !exc) {
 		module_put(mod);
-		return ret == -EOPNOTSUPP ? ret : -ENODEV;
+		return -ENODEV;
 	}
 	kfdsim_kfd.event_interrupt = (kfdsim_event_interrupt_fn)irq;
 	kfdsim_kfd.hw_exception = (kfdsim_hw_exception_fn)exc;

@@ -19,6 +19,17 @@
 #include <linux/types.h>
 
 /**
+ * DOC: opening /dev/kfdsync
+ *
+ * Every open() is a context bound to the calling process (its thread group
+ * and address space); closing it ends the context. open() fails with
+ * EINVAL from a task without an address space, EMFILE when the caller's
+ * user (effective uid) has max_user_contexts contexts open, ENFILE at
+ * max_contexts system-wide, ENOMEM. /dev/kfdsync_timeline's open() fails
+ * likewise, with max_user_timelines and max_timelines.
+ */
+
+/**
  * DOC: ABI version
  *
  * KFDSYNC_ABI_VERSION is reported by KFDSYNC_IOCTL_INFO. It is bumped only
@@ -43,9 +54,11 @@
  * bits of &kfdsync_info.hooks and &kfdsync_info.hooks_supported:
  *
  * KFDSYNC_HOOK_GPU_INTERRUPT:
- *	kfd_signal_event_interrupt(): a GPU interrupt signalled an event.
+ *	set_event_from_interrupt(): amdkfd acknowledges a slot a GPU wrote
+ *	and sets its event, while handling a GPU interrupt.
  * KFDSYNC_HOOK_CPU_SET:
- *	kfd_set_event(): a process set an event (AMDKFD_IOC_SET_EVENT).
+ *	set_event() called by kfd_set_event(): a process set an event
+ *	(AMDKFD_IOC_SET_EVENT).
  * KFDSYNC_HOOK_HW_EXCEPTION:
  *	kfd_signal_hw_exception_event(): hardware exception of a process.
  * KFDSYNC_HOOK_VM_FAULT:
@@ -54,6 +67,14 @@
  *	kfd_signal_reset_event(): GPU reset.
  * KFDSYNC_HOOK_POISON:
  *	kfd_signal_poison_consumed_event(): RAS poison consumed by a process.
+ * KFDSYNC_HOOK_DESTROY:
+ *	kfd_event_destroy(): a process destroyed an event.
+ * KFDSYNC_HOOK_FREE:
+ *	kfd_event_free_process(): amdkfd frees a process's events and signal
+ *	page.
+ *
+ * Hooks are all or nothing: either every hook this module knows is
+ * attached (%KFDSYNC_SOURCE_HOOKS) or none is (%KFDSYNC_SOURCE_RELAY).
  */
 #define KFDSYNC_HOOK_GPU_INTERRUPT	0x01U
 #define KFDSYNC_HOOK_CPU_SET		0x02U
@@ -61,6 +82,8 @@
 #define KFDSYNC_HOOK_VM_FAULT		0x08U
 #define KFDSYNC_HOOK_RESET		0x10U
 #define KFDSYNC_HOOK_POISON		0x20U
+#define KFDSYNC_HOOK_DESTROY		0x40U
+#define KFDSYNC_HOOK_FREE		0x80U
 
 /**
  * DOC: info flags
@@ -74,9 +97,15 @@
  * KFDSYNC_INFO_RELAY_FORCED:
  *	The module parameter hooks=N forces relay mode: kfdsync attaches no
  *	hooks, even when amdgpu is loaded, and userspace must relay signals.
+ * KFDSYNC_INFO_AMDKFD_UNVERIFIED:
+ *	kfdsync has not verified the amdkfd of this kernel release (the
+ *	prototypes of the functions it calls and probes): it attaches nothing
+ *	and calls nothing of amdkfd's; relay mode. KFDSYNC_IOCTL_STATUS says
+ *	which releases the module knows.
  */
 #define KFDSYNC_INFO_AMDKFD_PRESENT	0x01U
 #define KFDSYNC_INFO_RELAY_FORCED	0x02U
+#define KFDSYNC_INFO_AMDKFD_UNVERIFIED	0x04U
 
 /*
  * Size of &kfdsync_info.release: a Linux release string is at most 64
@@ -96,8 +125,9 @@
  *			attached is simply not set.
  * @hooks_supported:	Out: KFDSYNC_HOOK_* bits this module knows.
  * @info_flags:		Out: KFDSYNC_INFO_* bits.
- * @max_contexts:	Out: limit of open contexts, system-wide (module
- *			parameter max_contexts).
+ * @max_contexts:	Out: limit of open contexts of one user (module
+ *			parameter max_user_contexts); system-wide limits are
+ *			in &struct kfdsync_status.
  * @max_events:		Out: limit of events one context may register.
  * @max_fences:		Out: limit of unsignalled fences one context may
  *			have exported at a time.
@@ -173,33 +203,78 @@ struct kfdsync_info {
  * SYNC_IOC_FILE_INFO, the eventfd is signalled either way):
  *
  * - -ETIMEDOUT: the fence's watchdog expired (module parameter watchdog_ms,
- *   or a per-export deadline, capped at watchdog_max_ms from now).
- * - -ECANCELED: the event was unregistered, the context closed, or the
- *   owning process's address space went away.
+ *   or a per-export deadline, capped at watchdog_max_ms from now), or that
+ *   of a fence of the same event at the same or a higher seqno (see below).
+ * - -ECANCELED: the event was unregistered, the context closed, the owning
+ *   process's address space went away, or amdkfd destroyed the event (its
+ *   id may then be reused by another event: kfdsync never lets that one
+ *   signal these fences).
  * - -EIO: hardware exception, RAS poison or GPU reset affecting the owner,
- *   or amdgpu (amdkfd) was unloaded.
+ *   amdkfd freeing the owner's events, or amdgpu (amdkfd) unloaded.
  * - -EFAULT: GPU memory (VM) fault of the owner.
  *
  * The errors other than -ETIMEDOUT are sticky: once an event ended with
  * one, every later export of it is born signalled with that error.
+ *
+ * What kfdsync guarantees:
+ *
+ * - I1, never early. A fence signals (without error) only after the
+ *   signal it stands for happened: with the hooks, after amdkfd
+ *   acknowledged the GPU's write of the slot or set the event from the CPU
+ *   (see "sources"); in relay mode, after the owner relayed it.
+ * - I2, always ends. Every fence ends within its watchdog at the latest,
+ *   and the module cannot be unloaded while any of its fences exists.
+ * - I3, each signal counted once. With the hooks, every write of the slot
+ *   amdkfd acknowledges counts exactly once, and every successful CPU set;
+ *   a write that lands while amdkfd is acknowledging the previous one is
+ *   one signal with it (amdkfd itself sees one). A hook hit the kernel
+ *   missed (KFDSYNC_IOCTL_STATUS.hooks_missed; recursion, not seen in
+ *   normal operation) may be a signal not counted: its fence then ends by
+ *   its watchdog, never early.
+ * - I4, order. All fences of an event share one fence context, seqno =
+ *   target age; they end in seqno order: when a fence ends with an error
+ *   (its watchdog), every pending fence of that event at or below its
+ *   seqno ends with it, and a fence exported later at or below that seqno
+ *   is born with -ETIMEDOUT. Condition fences have contexts of their own.
+ * - I5, resources follow references. A fence nobody holds any more leaves
+ *   its event and counts against no limit. Limits are per context and per
+ *   user (module parameters max_user_*: contexts, timelines, events,
+ *   pending fences, imports), so one user cannot deny another; pinned
+ *   memory (imports, conditions) is charged to the user's RLIMIT_MEMLOCK
+ *   unless the caller has CAP_IPC_LOCK.
  */
 
 /**
  * DOC: sources
  *
- * Where a context learns of signals, see KFDSYNC_IOCTL_EVENT_QUERY:
+ * What counts the signals of a registered event, see
+ * KFDSYNC_IOCTL_EVENT_QUERY. It is decided when the event is registered,
+ * by what is active then, and never changes for that event.
  *
  * KFDSYNC_SOURCE_HOOKS:
- *	kfdsync's kprobes on amdkfd (both KFDSYNC_HOOK_GPU_INTERRUPT and
- *	KFDSYNC_HOOK_CPU_SET attached). GPU signals are verified against the
- *	event's signal slot.
+ *	kfdsync's hooks on amdkfd (every KFDSYNC_HOOK_* attached). A GPU
+ *	signal is a write of the event's slot that amdkfd acknowledges while
+ *	handling an interrupt: each such write counts once, also when two
+ *	interrupt handlers find it at once (amdkfd then sets the event
+ *	twice); a second write that lands while amdkfd is acknowledging the
+ *	first is overwritten by amdkfd and is one signal with it, for amdkfd
+ *	as for kfdsync. A CPU signal is a successful kfd_set_event() (the
+ *	SET_EVENT ioctl). To tell its counted writes from new ones, kfdsync
+ *	replaces a written slot value with 0xfffffffffffffffe, which amdkfd
+ *	still reads as signalled; programs must not give that value meaning.
+ *	kfdsync counts a signal at most once and never one that did not
+ *	happen: a fence never signals before the signal it stands for.
  * KFDSYNC_SOURCE_RELAY:
- *	The hooks are not attached (hooks=N, no kprobes, amdgpu without the
- *	functions): the process reports its own signals with
- *	KFDSYNC_IOCTL_RELAY_SIGNAL, typically from a thread that waits on the
- *	events with hsaKmtWaitOnEvent(). Such a relay consumes auto-reset
- *	signals: only relay events no other thread waits on, or manual-reset
- *	events.
+ *	The hooks were not attached (hooks=N, a kernel whose amdkfd kfdsync
+ *	has not verified, kprobes unavailable): the process reports the
+ *	signals amdkfd delivers to it, typically from a thread that waits on
+ *	the events (KFDSYNC_IOCTL_RELAY_SIGNAL, KFDSYNC_IOCTL_RELAY_SIGNALS).
+ *	The age then counts what amdkfd delivered, which is the truth only
+ *	as far as amdkfd's own count is: amdkfd may signal an event twice for
+ *	one GPU write when two of the process's interrupt handlers run at
+ *	once (a process with queues on two GPUs), which a relay cannot tell
+ *	from two writes. A relay consumes auto-reset signals: only relay
+ *	events no other thread waits on, or manual-reset events.
  */
 #define KFDSYNC_SOURCE_HOOKS		1U
 #define KFDSYNC_SOURCE_RELAY		2U
@@ -225,25 +300,34 @@ struct kfdsync_event_register {
 /**
  * DOC: KFDSYNC_IOCTL_EVENT_REGISTER - watch one of the caller's KFD events
  *
- * Registers a signal event of the calling process with the context. The
- * slot is looked up in the caller's own address space: it must lie in
- * amdkfd's mapping of the process's events page (a VM_PFNMAP mapping made
- * by amdgpu) at the offset that belongs to @event_id (8 bytes per id from
- * the start of the 32 KiB events area). kfdsync reads the slot through the
- * kernel's mapping of the page, also after the process unmapped it.
- * kfdsync cannot tell whether amdkfd still knows the id; an id amdkfd never
+ * Registers a signal event of the calling process with the context.
+ *
+ * With the hooks active, the slot is looked up in the caller's own address
+ * space: @slot_addr must be exactly the slot of @event_id in a whole
+ * mapping of /dev/kfd's events area (the mapping libhsakmt makes at mmap
+ * offset KFD_MMAP_TYPE_EVENTS, not split or offset): the mapping's start
+ * plus 8 * @event_id. kfdsync reads the slot through the kernel's mapping
+ * of amdkfd's own signal page, also after the process unmapped it, until
+ * amdkfd destroys the event or frees the process (then its fences end, see
+ * "events"). On dGPUs, where libhsakmt places the events page in a GPU
+ * buffer instead of mapping /dev/kfd's, registration is refused (EINVAL).
+ * kfdsync cannot tell whether amdkfd knows the id; an id amdkfd never
  * created simply never signals.
+ *
+ * In relay mode the slot is not used and only checked for alignment.
  *
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory.
  * - EINVAL: unknown @flags; @event_id 0 or not below
- *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned, not mapped, not
- *   an amdkfd events mapping, not backed by a normal RAM page, or not the
- *   slot of @event_id.
- * - EPERM: the caller is not the process that opened the context.
+ *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned; with the
+ *   hooks: the caller has no amdkfd process, or @slot_addr is not the
+ *   slot of @event_id in a whole /dev/kfd events mapping of the caller.
+ * - EPERM: the caller is not the process that opened the context, or the
+ *   context's address space went away.
  * - EEXIST: @event_id is already registered with this context.
- * - ENOSPC: the context has max_events events registered.
+ * - ENOSPC: the context has max_events events registered, or the user
+ *   max_user_events.
  * - ENOMEM: out of memory.
  */
 #define KFDSYNC_IOCTL_EVENT_REGISTER \
@@ -282,8 +366,12 @@ struct kfdsync_event_unregister {
  * @age:	Out: signals seen since the registration.
  * @error:	Out: 0, or the sticky error (-errno) the event ended with.
  * @pending:	Out: unsignalled fences of the event.
- * @source:	Out: KFDSYNC_SOURCE_* active for the context right now.
- * @pad:	Out: 0.
+ * @source:	Out: KFDSYNC_SOURCE_* that counts the event's signals.
+ * @last_status: Out: how the event's last fence ended: 1 signalled, a
+ *		-errno (for example -ETIMEDOUT: its watchdog), 0 if none ended
+ *		yet. An eventfd export does not tell success from error: this
+ *		does, for the last one. (Called pad, and always 0, in ABI 1's
+ *		first modules.)
  */
 struct kfdsync_event_query {
 	__u32 event_id;
@@ -292,7 +380,7 @@ struct kfdsync_event_query {
 	__s32 error;
 	__u32 pending;
 	__u32 source;
-	__u32 pad;
+	__s32 last_status;
 };
 
 /**
@@ -345,7 +433,8 @@ struct kfdsync_export {
  *   age.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - EMFILE: the caller has no free file descriptor.
  * - ENOMEM: out of memory.
  */
@@ -358,7 +447,8 @@ struct kfdsync_export {
  * The same fence as KFDSYNC_IOCTL_EXPORT_SYNC_FILE, kept inside kfdsync:
  * when it ends, the eventfd &kfdsync_export.fd is signalled (once; a fence
  * born signalled signals it before the ioctl returns). The eventfd does not
- * tell success from error; KFDSYNC_IOCTL_EVENT_QUERY does.
+ * tell success from error; &kfdsync_event_query.last_status tells how the
+ * event's last fence ended.
  *
  * Return: 0, or -1 with errno:
  *
@@ -368,7 +458,8 @@ struct kfdsync_export {
  * - EBADF: &kfdsync_export.fd is not an open file descriptor.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - ENOMEM: out of memory.
  */
 #define KFDSYNC_IOCTL_EXPORT_EVENTFD \
@@ -387,11 +478,11 @@ struct kfdsync_relay_signal {
 /**
  * DOC: KFDSYNC_IOCTL_RELAY_SIGNAL - report a signal of one's own event
  *
- * In relay mode (&kfdsync_event_query.source is %KFDSYNC_SOURCE_RELAY) the
- * process tells kfdsync that amdkfd signalled @event_id: the age advances by
- * one and fences waiting for it signal. A process vouches only for its own
- * events (the context is bound to it); it can make its own fences signal
- * early, never another process's.
+ * For an event counted by the relay (&kfdsync_event_query.source is
+ * %KFDSYNC_SOURCE_RELAY) the process tells kfdsync that amdkfd signalled
+ * @event_id: the age advances by one and fences waiting for it signal. A
+ * process vouches only for its own events (the context is bound to it); it
+ * can make its own fences signal early, never another process's.
  *
  * Return: 0, or -1 with errno:
  *
@@ -399,10 +490,38 @@ struct kfdsync_relay_signal {
  * - EINVAL: unknown @flags.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - EBUSY: the hooks are the active source; relayed signals are refused.
+ * - EBUSY: the event is counted by the hooks; relayed signals are refused.
  */
 #define KFDSYNC_IOCTL_RELAY_SIGNAL \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x06, struct kfdsync_relay_signal)
+
+/**
+ * struct kfdsync_relay_signals - argument of KFDSYNC_IOCTL_RELAY_SIGNALS
+ * @event_id:	In: a registered event id.
+ * @flags:	In: must be 0.
+ * @count:	In: signals amdkfd delivered, 1 to 2^31 - 1.
+ * @pad:	In: must be 0.
+ */
+struct kfdsync_relay_signals {
+	__u32 event_id;
+	__u32 flags;
+	__u32 count;
+	__u32 pad;
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_RELAY_SIGNALS - report several signals at once
+ *
+ * KFDSYNC_IOCTL_RELAY_SIGNAL for @count signals: for a relay that learns
+ * how many signals amdkfd delivered (the event age of amdkfd's
+ * AMDKFD_IOC_WAIT_EVENTS, KFD ioctl 1.14 and later), not only that some
+ * did.
+ *
+ * Return: 0, or -1 with errno as for KFDSYNC_IOCTL_RELAY_SIGNAL, and
+ * EINVAL for a @count of 0 or above 2^31 - 1, or non-zero @pad.
+ */
+#define KFDSYNC_IOCTL_RELAY_SIGNALS \
+	_IOW(KFDSYNC_IOCTL_BASE, 0x0a, struct kfdsync_relay_signals)
 
 /**
  * DOC: imports
@@ -420,8 +539,9 @@ struct kfdsync_relay_signal {
  *    the caller's memory, as a GPU queue waiting with WAIT_REG_MEM (or an
  *    HSA signal waiter) expects: &kfdsync_import.value if the fence
  *    signalled, &kfdsync_import.error_value if it ended with an error. The
- *    page is pinned at import (pin_user_pages(FOLL_LONGTERM)) and released
- *    afterwards; the write is a single aligned 64-bit store, or 32-bit with
+ *    page is pinned at import (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM),
+ *    charged to the user's RLIMIT_MEMLOCK) and released afterwards; the write
+ *    is a single aligned 64-bit store, or 32-bit with
  *    %KFDSYNC_IMPORT_MEMORY32, made atomically. With %KFDSYNC_IMPORT_SUB the
  *    value is atomically subtracted instead of stored (an HSA completion
  *    signal counts down).
@@ -460,9 +580,13 @@ struct kfdsync_relay_signal {
  * @flags:	In: KFDSYNC_IMPORT_* bits; at least one of MEMORY, SET_EVENT,
  *		FAIL_EVENT and EVENTFD. MEMORY32 and SUB need MEMORY.
  * @addr:	In, MEMORY: address in the caller's own writable memory,
- *		8-byte aligned (4 with MEMORY32). Ordinary memory only
- *		(anonymous, shared memory, files): not a device (VM_IO or
- *		VM_PFNMAP) mapping. Must be 0 without MEMORY.
+ *		8-byte aligned (4 with MEMORY32). Anonymous memory (private
+ *		or shared) and shmem (memfd, POSIX and SysV shared memory,
+ *		tmpfs) only: not a shared mapping of another file (its page
+ *		would be written behind its filesystem), not a device (VM_IO
+ *		or VM_PFNMAP) mapping. A private mapping of a file gets the
+ *		process's own copy of the page at import. Must be 0 without
+ *		MEMORY.
  * @value:	In, MEMORY: written (subtracted, with SUB) when the fence
  *		signals. Must fit in 32 bits with MEMORY32; 0 without MEMORY.
  * @error_value: In, MEMORY: written (subtracted) instead when the fence
@@ -501,7 +625,8 @@ struct kfdsync_import {
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable memory; or, with MEMORY, @addr is
- *   not mapped, not writable, or not ordinary memory of the caller.
+ *   not mapped, not writable, or not anonymous or shmem memory of the
+ *   caller.
  * - EBADF: @fd is not an open file descriptor.
  * - EBADF: &kfdsync_import.eventfd is not an open file descriptor.
  * - EINVAL: @fd is not a sync_file; &kfdsync_import.eventfd is not an
@@ -515,8 +640,10 @@ struct kfdsync_import {
  *   /dev/kfd, or already released it).
  * - EPERM: the caller is not the process that opened the context, or the
  *   context's address space went away.
- * - ENOSPC: the context has max_imports imports pending.
- * - ENOMEM: out of memory.
+ * - ENOSPC: the context has max_imports imports pending, or the user
+ *   max_user_imports.
+ * - ENOMEM: out of memory, or, with MEMORY, the page would exceed the
+ *   user's RLIMIT_MEMLOCK.
  */
 #define KFDSYNC_IOCTL_IMPORT_SYNC_FILE \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x07, struct kfdsync_import)
@@ -530,8 +657,10 @@ struct kfdsync_import {
  * event whose slot is the signal's mailbox). The registered event
  * &kfdsync_export_condition.event_id is only the wake-up hint; the value is
  * the truth. kfdsync pins the value's page at export
- * (pin_user_pages(FOLL_LONGTERM)) and reads the value through a kernel
- * mapping: at export (a condition that already holds gives a fence born
+ * (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM), so that it is the page the
+ * process itself writes, also for a page never written yet; charged to
+ * the user's RLIMIT_MEMLOCK) and reads the value through a kernel mapping: at
+ * export (a condition that already holds gives a fence born
  * signalled) and at every signal of the event (every advance of its age,
  * see "events"), until the fence ends. The pin is released when the fence
  * ends. Whoever changes the value must signal the event afterwards, as a
@@ -576,9 +705,8 @@ struct kfdsync_import {
  * @flags:	In: KFDSYNC_CONDITION_EVENTFD or 0.
  * @value_addr:	In: address of the 64-bit value in the caller's own memory,
  *		8-byte aligned (for an HSA signal, the address of
- *		amd_signal_t.value, i.e. the signal's handle + 8). Ordinary
- *		memory only (anonymous, shared memory, files): not a device
- *		(VM_IO or VM_PFNMAP) mapping.
+ *		amd_signal_t.value, i.e. the signal's handle + 8). Writable
+ *		anonymous or shmem memory only, as &kfdsync_import.addr.
  * @compare_value: In: the value the condition compares with.
  * @deadline_ns: In: as &kfdsync_export.deadline_ns.
  * @condition:	In: KFDSYNC_CONDITION_EQ, _NE, _LT or _GTE.
@@ -604,7 +732,8 @@ struct kfdsync_export_condition {
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory; or
- *   @value_addr is not mapped, or not ordinary memory of the caller.
+ *   @value_addr is not mapped writable anonymous or shmem memory of the
+ *   caller.
  * - EINVAL: unknown @flags; @condition not one of KFDSYNC_CONDITION_*;
  *   @value_addr not 8-byte aligned; with KFDSYNC_CONDITION_EVENTFD,
  *   &kfdsync_export_condition.fd is not an eventfd.
@@ -612,11 +741,99 @@ struct kfdsync_export_condition {
  *   not an open file descriptor.
  * - EPERM: the caller is not the process that opened the context.
  * - ENOENT: @event_id is not registered with this context.
- * - ENOSPC: the context has max_fences unsignalled fences.
+ * - ENOSPC: the context has max_fences unsignalled fences, or the user
+ *   max_user_fences.
  * - EMFILE: the caller has no free file descriptor.
- * - ENOMEM: out of memory.
+ * - ENOMEM: out of memory, or the page would exceed the user's
+ *   RLIMIT_MEMLOCK.
  */
 #define KFDSYNC_IOCTL_EXPORT_CONDITION \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x08, struct kfdsync_export_condition)
+
+/**
+ * DOC: relay reasons
+ *
+ * Why the hooks are not the source, in &kfdsync_status.relay_reason
+ * (0 while they are):
+ *
+ * KFDSYNC_RELAY_FORCED:	the module parameter hooks=N.
+ * KFDSYNC_RELAY_NO_AMDGPU:	amdgpu.ko is not loaded.
+ * KFDSYNC_RELAY_UNVERIFIED:	kfdsync has not verified this kernel's
+ *				amdkfd (or assume_unverified=Y).
+ * KFDSYNC_RELAY_MISSING:	an amdkfd function kfdsync calls or probes
+ *				was not found, or a hook did not attach.
+ * KFDSYNC_RELAY_NOT_FTRACE:	a hook would not be ftrace-based (its
+ *				handler would run in NMI-like context).
+ */
+#define KFDSYNC_RELAY_FORCED		1U
+#define KFDSYNC_RELAY_NO_AMDGPU		2U
+#define KFDSYNC_RELAY_UNVERIFIED	3U
+#define KFDSYNC_RELAY_MISSING		4U
+#define KFDSYNC_RELAY_NOT_FTRACE	5U
+
+/* Size of &kfdsync_status's strings, NUL included. */
+#define KFDSYNC_STATUS_TEXT_LEN		64
+
+/**
+ * struct kfdsync_status - the module's source of signals and the caller's
+ *			   usage, argument of KFDSYNC_IOCTL_STATUS
+ * @flags:		In: must be 0.
+ * @pad:		In: must be 0.
+ * @source:		Out: KFDSYNC_SOURCE_* an event registered now gets.
+ * @relay_reason:	Out: KFDSYNC_RELAY_*, 0 with the hooks.
+ * @hooks:		Out: KFDSYNC_HOOK_* attached.
+ * @pad2:		Out: 0.
+ * @hooks_missed:	Out: hook hits the kernel's kprobe core missed since
+ *			kfdsync was loaded (recursion): each may be a signal
+ *			that was not counted (its fence then ends by its
+ *			watchdog). 0 in normal operation.
+ * @user_contexts:	Out: open contexts of the caller's user.
+ * @user_timelines:	Out: open CPU timelines of the caller's user.
+ * @user_events:	Out: registered events of the caller's user.
+ * @user_fences:	Out: pending fences of the caller's user.
+ * @max_user_contexts:	Out: the per-user limits (module parameters).
+ * @max_user_timelines:	Out: see above.
+ * @max_user_events:	Out: see above.
+ * @max_user_fences:	Out: see above.
+ * @max_contexts:	Out: open contexts, system-wide.
+ * @max_timelines:	Out: open CPU timelines, system-wide.
+ * @detail:		Out: why relay mode, in words ("" with the hooks).
+ * @verified:		Out: the kernel releases (major.minor) whose amdkfd
+ *			this module verified, space-separated.
+ */
+struct kfdsync_status {
+	__u32 flags;
+	__u32 pad;
+	__u32 source;
+	__u32 relay_reason;
+	__u32 hooks;
+	__u32 pad2;
+	__u64 hooks_missed;
+	__u32 user_contexts;
+	__u32 user_timelines;
+	__u32 user_events;
+	__u32 user_fences;
+	__u32 max_user_contexts;
+	__u32 max_user_timelines;
+	__u32 max_user_events;
+	__u32 max_user_fences;
+	__u32 max_contexts;
+	__u32 max_timelines;
+	char detail[KFDSYNC_STATUS_TEXT_LEN];
+	char verified[KFDSYNC_STATUS_TEXT_LEN];
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_STATUS - where signals come from, what the user holds
+ *
+ * Any process that can open /dev/kfdsync may call it.
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: &kfdsync_status.flags or &kfdsync_status.pad is not zero.
+ */
+#define KFDSYNC_IOCTL_STATUS \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x09, struct kfdsync_status)
 
 #endif /* _UAPI_LINUX_KFDSYNC_H */

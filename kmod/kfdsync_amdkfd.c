@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: access to amdkfd - the verified-release gate, the functions
+ * kfdsync calls and the hooks it places.
+ *
+ * amdkfd lives in amdgpu.ko and exports nothing kfdsync needs. kfdsync
+ * places kprobes on amdkfd functions and calls a few of amdkfd's global
+ * functions, found by the address of a kprobe registered on them. It does
+ * either only on kernel releases whose amdkfd it verified (the functions'
+ * prototypes, that the static functions it probes exist and are called, not
+ * inlined, and the one structure fact it relies on, below): the release list
+ * is decided when the module is built (Kbuild, KFDSYNC_AMDKFD_VERIFIED). On
+ * any other release, with hooks=N, or when any hook cannot be attached,
+ * kfdsync attaches nothing and calls nothing of amdkfd's: userspace relays
+ * signals ("relay mode"), and INFO, debugfs and the kernel log say why.
+ * Hooks are all or nothing: a partial set could count a signal in the
+ * kernel and again through the relay.
+ *
+ * amdgpu may be loaded before kfdsync, after it, or come and go while
+ * kfdsync is loaded: a module notifier, registered before kfdsync looks for
+ * amdgpu, attaches the hooks when amdgpu becomes live and detaches them
+ * when it goes; every change happens under kfdsync_amdkfd_lock.
+ *
+ * The hooks, all plain kprobes at function entry (ftrace-based; kfdsync
+ * refuses int3-based probes, whose handlers run in NMI-like context):
+ *
+ * - gpu_interrupt: set_event_from_interrupt(p, ev), static. amdkfd calls it for
+ *   every slot it found set while handling a GPU interrupt, right before it
+ *   acknowledges the slot (writes all-ones) and sets the event: every GPU
+ *   signal amdkfd delivers passes here, whichever interrupt found it. The
+ *   event id is read from @ev: struct kfd_event starts with its u32
+ *   event_id (the structure fact, verified per release).
+ * - cpu_set: set_event(ev), static, when called from kfd_set_event() (the
+ *   return address is inside it): a CPU set of a signal event, in the
+ *   owner's address space (the SET_EVENT ioctl, or amdkfd's worker after
+ *   kthread_use_mm()), inside the event's lock.
+ * - destroy: kfd_event_destroy(p, id); free: kfd_event_free_process(p), the
+ *   only place amdkfd frees a process's events and signal page.
+ * - hw_exception, vm_fault, poison (by pasid) and reset (by device).
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/utsname.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_amdkfd.h"
+#include "kfdsync_ksym.h"
+
+/* The module that carries amdkfd. */
+#define KFDSYNC_AMDGPU		"amdgpu"
+
+/* amdkfd's mmap offset of the events area (KFD_MMAP_TYPE_EVENTS). */
+#define KFDSYNC_KFD_MMAP_EVENTS	(0x2ULL << 62)
+
+#ifdef KFDSYNC_AMDKFD_VERIFIED
+static const bool kfdsync_amdkfd_verified = true;
+#else
+static const bool kfdsync_amdkfd_verified;
+#endif
+
+/**
+ * struct kfdsync_hook - one kprobe on an amdkfd function
+ * @name:	Short name, for debugfs.
+ * @symbol:	"amdgpu:function", as kprobes resolve it.
+ * @bit:	KFDSYNC_HOOK_* bit.
+ * @pre:	The handler.
+ * @kp:		The kprobe; valid while @attached.
+ * @attached:	@kp is registered.
+ * @hits:	Times the handler ran since kfdsync was loaded.
+ * @missed:	kprobe misses accumulated over earlier attachments.
+ *
+ * @kp and @attached are protected by kfdsync_amdkfd_lock; @hits is atomic.
+ */
+struct kfdsync_hook {
+	const char *name;
+	const char *symbol;
+	u32 bit;
+	kprobe_pre_handler_t pre;
+	struct kprobe kp;
+	bool attached;
+	atomic64_t hits;
+	u64 missed;
+};
+
+/**
+ * struct kfdsync_kfd_fns - the amdkfd functions kfdsync calls
+ * @by_pasid:	kfd_lookup_process_by_pasid(pasid): a referenced process.
+ * @by_mm:	kfd_lookup_process_by_mm(mm): a referenced process.
+ * @unref:	kfd_unref_process(p).
+ * @set_event:	kfd_set_event(p, id).
+ * @pdd:	kfd_get_process_device_data(dev, p).
+ * @mmap:	kfd_mmap(), only compared with a file's mmap operation.
+ * @set_event_end: End of kfd_set_event's code (@set_event is the start).
+ *
+ * Set under kfdsync_amdkfd_lock before the hooks attach, cleared after they
+ * detach; the handlers and the callers below (which hold amdgpu) read them
+ * without a lock.
+ */
+struct kfdsync_kfd_fns {
+	void *(*by_pasid)(u32 pasid);
+	void *(*by_mm)(const struct mm_struct *mm);
+	void (*unref)(void *p);
+	int (*set_event)(void *p, u32 id);
+	void *(*pdd)(const void *dev, const void *p);
+	const void *mmap;
+	unsigned long set_event_end;
+};
+
+static struct kfdsync_kfd_fns kfdsync_kfd;
+static const struct kfdsync_amdkfd_ops *kfdsync_ops;
+
+/* Serialises attach and detach: init, exit and the module notifier. */
+static DEFINE_MUTEX(kfdsync_amdkfd_lock);
+static bool kfdsync_hooks_enabled;
+static bool kfdsync_assume_unverified;
+static const char *kfdsync_fail_hook;
+/* Written under kfdsync_amdkfd_lock, read locklessly. */
+static bool kfdsync_amdgpu_live;
+static struct module *kfdsync_amdgpu_mod;
+static bool kfdsync_hooks_active;
+static u32 kfdsync_hooks_mask;
+static u32 kfdsync_relay_reason;
+static char kfdsync_relay_detail[64];
+
+static void kfdsync_hook_hit(struct kfdsync_hook *hook)
+{
+	atomic64_inc(&hook->hits);
+}
+
+/* In KFDSYNC_HOOK_* bit order. */
+enum {
+	KFDSYNC_HOOK_IDX_ACK,
+	KFDSYNC_HOOK_IDX_CPU,
+	KFDSYNC_HOOK_IDX_HW_EXCEPTION,
+	KFDSYNC_HOOK_IDX_VM_FAULT,
+	KFDSYNC_HOOK_IDX_RESET,
+	KFDSYNC_HOOK_IDX_POISON,
+	KFDSYNC_HOOK_IDX_DESTROY,
+	KFDSYNC_HOOK_IDX_FREE,
+	KFDSYNC_HOOK_COUNT,
+};
+
+static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT];
+
+/* set_event_from_interrupt(struct kfd_process *p, struct kfd_event *ev) */
+static int kfdsync_hook_ack(struct kprobe *kp, struct pt_regs *regs)
+{
+	const void *p = (const void *)regs_get_kernel_argument(regs, 0);
+	const u32 *ev = (const u32 *)regs_get_kernel_argument(regs, 1);
+
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_ACK]);
+	/* NULL: an id amdkfd does not know; it then acknowledges nothing. */
+	if (ev)
+		kfdsync_ops->gpu_ack(p, READ_ONCE(*ev));
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_ack);
+
+/* set_event(struct kfd_event *ev), counted when kfd_set_event() calls it */
+static int kfdsync_hook_cpu(struct kprobe *kp, struct pt_regs *regs)
+{
+	const u32 *ev = (const u32 *)regs_get_kernel_argument(regs, 0);
+	unsigned long caller = regs_get_kernel_stack_nth(regs, 0);
+	unsigned long start = (unsigned long)kfdsync_kfd.set_event;
+
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_CPU]);
+	if (caller > start && caller < kfdsync_kfd.set_event_end &&
+	    current->mm)
+		kfdsync_ops->cpu_set(current->mm, READ_ONCE(*ev));
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_cpu);
+
+/* int kfd_event_destroy(struct kfd_process *p, u32 event_id) */
+static int kfdsync_hook_destroy(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_DESTROY]);
+	kfdsync_ops->event_destroy((const void *)regs_get_kernel_argument(regs, 0),
+				   regs_get_kernel_argument(regs, 1));
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_destroy);
+
+/* void kfd_event_free_process(struct kfd_process *p) */
+static int kfdsync_hook_free(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_FREE]);
+	kfdsync_ops->process_free((const void *)regs_get_kernel_argument(regs, 0));
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_free);
+
+/* The process of @pasid, reported with @error. */
+static void kfdsync_pasid_error(u32 pasid, int error)
+{
+	void *p = kfdsync_kfd.by_pasid(pasid);
+
+	if (!p)
+		return;
+	kfdsync_ops->process_error(p, error);
+	kfdsync_kfd.unref(p);
+}
+
+/* void kfd_signal_hw_exception_event(u32 pasid) */
+static int kfdsync_hook_hw_exception(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_HW_EXCEPTION]);
+	kfdsync_pasid_error(regs_get_kernel_argument(regs, 0), -EIO);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_hw_exception);
+
+/* void kfd_signal_vm_fault_event(dev, u32 pasid, ...) */
+static int kfdsync_hook_vm_fault(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_VM_FAULT]);
+	kfdsync_pasid_error(regs_get_kernel_argument(regs, 1), -EFAULT);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_vm_fault);
+
+/* void kfd_signal_reset_event(dev) */
+static int kfdsync_hook_reset(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_RESET]);
+	kfdsync_ops->device_reset((const void *)regs_get_kernel_argument(regs, 0));
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_reset);
+
+/* void kfd_signal_poison_consumed_event(dev, u32 pasid) */
+static int kfdsync_hook_poison(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_POISON]);
+	kfdsync_pasid_error(regs_get_kernel_argument(regs, 1), -EIO);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_poison);
+
+#define KFDSYNC_HOOK(_idx, _name, _fn, _bit, _pre)		\
+	[_idx] = {						\
+		.name = _name,					\
+		.symbol = KFDSYNC_AMDGPU ":" _fn,		\
+		.bit = _bit,					\
+		.pre = _pre,					\
+		.hits = ATOMIC64_INIT(0),			\
+	}
+
+static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_ACK, "gpu_interrupt",
+		     "set_event_from_interrupt", KFDSYNC_HOOK_GPU_INTERRUPT,
+		     kfdsync_hook_ack),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_CPU, "cpu_set", "set_event",
+		     KFDSYNC_HOOK_CPU_SET, kfdsync_hook_cpu),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_HW_EXCEPTION, "hw_exception",
+		     "kfd_signal_hw_exception_event", KFDSYNC_HOOK_HW_EXCEPTION,
+		     kfdsync_hook_hw_exception),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_VM_FAULT, "vm_fault",
+		     "kfd_signal_vm_fault_event", KFDSYNC_HOOK_VM_FAULT,
+		     kfdsync_hook_vm_fault),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_RESET, "reset", "kfd_signal_reset_event",
+		     KFDSYNC_HOOK_RESET, kfdsync_hook_reset),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_POISON, "poison",
+		     "kfd_signal_poison_consumed_event", KFDSYNC_HOOK_POISON,
+		     kfdsync_hook_poison),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_DESTROY, "destroy", "kfd_event_destroy",
+		     KFDSYNC_HOOK_DESTROY, kfdsync_hook_destroy),
+	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_FREE, "free", "kfd_event_free_process",
+		     KFDSYNC_HOOK_FREE, kfdsync_hook_free),
+};
+
+static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
+	__printf(2, 3);
+
+static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	WRITE_ONCE(kfdsync_relay_reason, reason);
+	va_start(ap, fmt);
+	vscnprintf(kfdsync_relay_detail, sizeof(kfdsync_relay_detail), fmt, ap);
+	va_end(ap);
+}
+
+/* Find every function kfdsync calls; false (and a reason) if one is missing. */
+static bool kfdsync_kfd_resolve(void)
+{
+	static const char *const names[] = {
+		"kfd_lookup_process_by_pasid", "kfd_lookup_process_by_mm",
+		"kfd_unref_process", "kfd_set_event",
+		"kfd_get_process_device_data", "kfd_mmap",
+	};
+	void *addr[ARRAY_SIZE(names)];
+	unsigned long set_event_end = 0;
+	unsigned int i;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		addr[i] = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, names[i],
+					      i == 3 ? &set_event_end : NULL);
+		if (!addr[i]) {
+			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
+					  "amdkfd's %s not found", names[i]);
+			return false;
+		}
+	}
+	kfdsync_kfd.by_pasid = addr[0];
+	kfdsync_kfd.by_mm = addr[1];
+	kfdsync_kfd.unref = addr[2];
+	kfdsync_kfd.set_event = addr[3];
+	kfdsync_kfd.set_event_end = set_event_end;
+	kfdsync_kfd.pdd = addr[4];
+	kfdsync_kfd.mmap = addr[5];
+	return true;
+}
+
+static void kfdsync_hook_detach(struct kfdsync_hook *hook)
+{
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	if (!hook->attached)
+		return;
+	/* Waits for running handlers; fine on a probe marked gone. */
+	unregister_kprobe(&hook->kp);
+	hook->missed += hook->kp.nmissed;
+	hook->attached = false;
+}
+
+static int kfdsync_hook_attach(struct kfdsync_hook *hook)
+{
+	int ret;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	/* A kprobe must not be registered again with its old address. */
+	memset(&hook->kp, 0, sizeof(hook->kp));
+	hook->kp.symbol_name = hook->symbol;
+	hook->kp.pre_handler = hook->pre;
+	/* Fault injection (module parameter fail_hook), for tests. */
+	if (kfdsync_fail_hook && !strcmp(kfdsync_fail_hook, hook->name))
+		ret = -ENOENT;
+	else
+		ret = register_kprobe(&hook->kp);
+	if (ret) {
+		kfdsync_set_relay(KFDSYNC_RELAY_MISSING, "hook %s (%s): %d",
+				  hook->name, hook->symbol, ret);
+		return ret;
+	}
+	hook->attached = true;
+	/* An int3 probe's handler would run in NMI-like context. */
+	if (!(hook->kp.flags & KPROBE_FLAG_FTRACE)) {
+		kfdsync_hook_detach(hook);
+		kfdsync_set_relay(KFDSYNC_RELAY_NOT_FTRACE,
+				  "hook %s is not ftrace-based", hook->name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static void kfdsync_hooks_detach_all(void)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	WRITE_ONCE(kfdsync_hooks_active, false);
+	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
+		kfdsync_hook_detach(&kfdsync_hooks[i]);
+	WRITE_ONCE(kfdsync_hooks_mask, 0);
+	/* No handler runs any more: forget amdkfd's functions. */
+	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
+}
+
+/* amdgpu (@mod) is live: attach every hook, or none. */
+static void kfdsync_amdkfd_arrived(struct module *mod)
+{
+	u32 mask = 0;
+	unsigned int i;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	kfdsync_amdgpu_mod = mod;
+	WRITE_ONCE(kfdsync_amdgpu_live, true);
+	if (kfdsync_hooks_active)
+		return;
+	if (!kfdsync_hooks_enabled) {
+		kfdsync_set_relay(KFDSYNC_RELAY_FORCED, "hooks=N");
+		return;
+	}
+	if (!kfdsync_amdkfd_verified || kfdsync_assume_unverified) {
+		kfdsync_set_relay(KFDSYNC_RELAY_UNVERIFIED,
+				  "amdkfd of Linux %s is not verified",
+				  init_utsname()->release);
+		pr_info("%s: relay mode\n", kfdsync_relay_detail);
+		return;
+	}
+	if (!kfdsync_kfd_resolve())
+		goto fail;
+	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
+		if (kfdsync_hook_attach(&kfdsync_hooks[i]))
+			goto fail;
+		mask |= kfdsync_hooks[i].bit;
+	}
+	WRITE_ONCE(kfdsync_hooks_mask, mask);
+	kfdsync_set_relay(0, "%s", "");
+	/* Pairs with kfdsync_amdkfd_enter(): the functions are set. */
+	smp_store_release(&kfdsync_hooks_active, true);
+	pr_info("amdkfd hooks attached: %#x\n", mask);
+	return;
+
+fail:
+	pr_info("%s: no hooks, relay mode\n", kfdsync_relay_detail);
+	kfdsync_hooks_detach_all();
+}
+
+static void kfdsync_amdkfd_gone(void)
+{
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	if (!kfdsync_amdgpu_live)
+		return;
+	WRITE_ONCE(kfdsync_amdgpu_live, false);
+	kfdsync_hooks_detach_all();
+	kfdsync_amdgpu_mod = NULL;
+	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
+	kfdsync_ops->gone();
+}
+
+/*
+ * Take amdgpu for a call into amdkfd from outside a hook (a hook runs
+ * inside amdgpu's own code). NULL if the hooks are not active: then kfdsync
+ * calls nothing of amdkfd's.
+ */
+static struct module *kfdsync_amdkfd_enter(void)
+{
+	struct module *amdgpu;
+
+	/* Acquire: pairs with the release that published the functions. */
+	if (!smp_load_acquire(&kfdsync_hooks_active))
+		return NULL;
+	/* amdgpu's exit runs before GOING is notified: hold it. */
+	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
+	/* Still active with amdgpu held: the functions stay valid. */
+	if (amdgpu && !smp_load_acquire(&kfdsync_hooks_active)) {
+		module_put(amdgpu);
+		amdgpu = NULL;
+	}
+	return amdgpu;
+}
+
+/**
+ * kfdsync_amdkfd_process_get() - amdkfd's process of an address space
+ * @mm: the address space
+ *
+ * Only while the hooks are active (and from process context outside the
+ * hooks); the reference keeps the process and its signal page.
+ *
+ * Return: a referenced process (drop with kfdsync_amdkfd_process_put()),
+ * or NULL if @mm has none or the hooks are not active.
+ */
+void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
+{
+	struct module *amdgpu = kfdsync_amdkfd_enter();
+	void *p;
+
+	if (!amdgpu)
+		return NULL;
+	p = kfdsync_kfd.by_mm(mm);
+	if (!p)
+		module_put(amdgpu);
+	/* With a process, amdgpu stays held until the put. */
+	return p;
+}
+
+/**
+ * kfdsync_amdkfd_process_put() - drop kfdsync_amdkfd_process_get()'s reference
+ * @kp: the process
+ */
+void kfdsync_amdkfd_process_put(void *kp)
+{
+	kfdsync_kfd.unref(kp);
+	/* Held since the get: amdgpu cannot have gone. */
+	module_put(kfdsync_amdgpu_mod);
+}
+
+/**
+ * kfdsync_amdkfd_process_uses() - does a process use a GPU?
+ * @mm: the process's address space
+ * @kp: the process kfdsync knows for @mm (not referenced by the caller)
+ * @kdev: the device, from the reset hook
+ *
+ * For the reset hook only (amdgpu is inside the call that reports the
+ * reset). Takes its own reference on the process of @mm, so a @kp that is
+ * being freed is never touched.
+ *
+ * Return: whether @mm's amdkfd process is @kp and has a queue context on
+ * @kdev.
+ */
+bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
+				 const void *kdev)
+{
+	void *p = kfdsync_kfd.by_mm(mm);
+	bool uses;
+
+	if (!p)
+		return false;
+	uses = p == kp && kfdsync_kfd.pdd(kdev, p);
+	kfdsync_kfd.unref(p);
+	return uses;
+}
+
+/**
+ * kfdsync_amdkfd_is_events_vma() - is @vma amdkfd's events mapping, whole?
+ * @vma: a mapping of the caller, with the mmap lock held
+ *
+ * A mapping of amdgpu's at amdkfd's events offset, not split or offset (it
+ * starts at slot 0 of the process's signal page), VM_PFNMAP as amdkfd maps
+ * it. While the hooks are active the file's mmap operation must also be
+ * amdkfd's own (/dev/kfd, not a render node); otherwise kfdsync knows no
+ * amdkfd function to compare with, and the check is for the caller's sake
+ * only (relay mode never reads the slot).
+ *
+ * Return: true if so.
+ */
+bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma)
+{
+	const struct file *file = vma->vm_file;
+	struct module *owner;
+
+	if (!file || !file->f_op ||
+	    vma->vm_pgoff != KFDSYNC_KFD_MMAP_EVENTS >> PAGE_SHIFT ||
+	    !(vma->vm_flags & VM_PFNMAP))
+		return false;
+	/* Acquire: kfdsync_kfd.mmap is set once the hooks are active. */
+	if (smp_load_acquire(&kfdsync_hooks_active))
+		return (const void *)file->f_op->mmap == kfdsync_kfd.mmap;
+	owner = file->f_op->owner;
+	return owner && !strcmp(module_name(owner), KFDSYNC_AMDGPU);
+}
+
+/**
+ * kfdsync_amdkfd_set_event() - set an event of a process, as SET_EVENT does
+ * @mm: address space of the event's process
+ * @id: the event id
+ * @check: only check that it can be done now
+ *
+ * Only while the hooks are active. The call is made in @mm (a worker
+ * borrows it, as amdkfd's own workers do), so the cpu_set hook counts it
+ * like any CPU set. May sleep.
+ *
+ * Return: 0 or amdkfd's -errno (-EINVAL: no such event, or not settable
+ * from the CPU); -EOPNOTSUPP if the hooks are not active; -ESRCH if @mm
+ * has no amdkfd process or is gone.
+ */
+int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
+{
+	struct mm_struct *borrowed = NULL;
+	struct module *amdgpu;
+	void *p;
+	int ret;
+
+	amdgpu = kfdsync_amdkfd_enter();
+	if (!amdgpu)
+		return -EOPNOTSUPP;
+	p = kfdsync_kfd.by_mm(mm);
+	if (!p) {
+		ret = -ESRCH;
+		goto out_put;
+	}
+	if (check) {
+		ret = 0;
+		goto out_unref;
+	}
+	if (current->mm != mm) {
+		ret = -ESRCH;
+		if (!(current->flags & PF_KTHREAD) ||
+		    !mmget_not_zero((struct mm_struct *)mm))
+			goto out_unref;
+		borrowed = (struct mm_struct *)mm;
+		kthread_use_mm(borrowed);
+	}
+	ret = kfdsync_kfd.set_event(p, id);
+	if (borrowed) {
+		kthread_unuse_mm(borrowed);
+		mmput(borrowed);
+	}
+out_unref:
+	kfdsync_kfd.unref(p);
+out_put:
+	module_put(amdgpu);
+	return ret;
+}
+
+static int kfdsync_module_notify(struct notifier_block *nb,
+				 unsigned long action, void *data)
+{
+	struct module *mod = data;
+
+	if (strcmp(mod->name, KFDSYNC_AMDGPU))
+		return NOTIFY_DONE;
+
+	mutex_lock(&kfdsync_amdkfd_lock);
+	switch (action) {
+	case MODULE_STATE_LIVE:
+		kfdsync_amdkfd_arrived(mod);
+		break;
+	case MODULE_STATE_GOING:
+		/* Also sent when amdgpu's init fails after COMING. */
+		kfdsync_amdkfd_gone();
+		break;
+	default:
+		break;
+	}
+	mutex_unlock(&kfdsync_amdkfd_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block kfdsync_module_nb = {
+	.notifier_call = kfdsync_module_notify,
+};
+
+/* Misses of @hook: earlier attachments' and the current one's. */
+static u64 kfdsync_hook_missed(const struct kfdsync_hook *hook)
+{
+	return hook->missed + (hook->attached ? hook->kp.nmissed : 0);
+}
+
+/**
+ * kfdsync_amdkfd_state() - what kfdsync uses of amdkfd right now
+ * @state: out: the snapshot
+ */
+void kfdsync_amdkfd_state(struct kfdsync_amdkfd_state *state)
+{
+	unsigned int i;
+
+	memset(state, 0, sizeof(*state));
+	mutex_lock(&kfdsync_amdkfd_lock);
+	state->present = kfdsync_amdgpu_live;
+	state->active = kfdsync_hooks_active;
+	state->hooks = kfdsync_hooks_mask;
+	state->reason = kfdsync_relay_reason;
+	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
+		state->missed += kfdsync_hook_missed(&kfdsync_hooks[i]);
+	strscpy(state->detail, kfdsync_relay_detail, sizeof(state->detail));
+	mutex_unlock(&kfdsync_amdkfd_lock);
+}
+
+/**
+ * kfdsync_amdkfd_active() - are the hooks the source of signals?
+ *
+ * Return: true while every hook is attached; a snapshot.
+ */
+bool kfdsync_amdkfd_active(void)
+{
+	return READ_ONCE(kfdsync_hooks_active);
+}
+
+/**
+ * kfdsync_amdkfd_supported() - the hooks this module knows
+ *
+ * Return: KFDSYNC_HOOK_* bits.
+ */
+u32 kfdsync_amdkfd_supported(void)
+{
+	u32 mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
+		mask |= kfdsync_hooks[i].bit;
+	return mask;
+}
+
+static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
+{
+	unsigned int i;
+
+	mutex_lock(&kfdsync_amdkfd_lock);
+	seq_printf(m, "# amdkfd %s, source %s%s%s\n",
+		   kfdsync_amdgpu_live ? "present" : "absent",
+		   kfdsync_hooks_active ? "hooks" : "relay",
+		   kfdsync_hooks_active ? "" : ": ", kfdsync_relay_detail);
+	seq_puts(m, "# name         symbol                                    state     hits       missed\n");
+	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
+		struct kfdsync_hook *hook = &kfdsync_hooks[i];
+
+		seq_printf(m, "%-12s %-41s %-9s %-10lld %llu\n", hook->name,
+			   hook->symbol,
+			   hook->attached ? "attached" : "detached",
+			   (long long)atomic64_read(&hook->hits),
+			   kfdsync_hook_missed(hook));
+	}
+	mutex_unlock(&kfdsync_amdkfd_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsync_hooks_debugfs);
+
+/**
+ * kfdsync_amdkfd_init() - follow amdgpu and attach the hooks when it is live
+ * @ops: the callbacks of the hooks (must stay valid until exit)
+ * @enable: attach hooks at all; false forces relay mode
+ * @assume_unverified: treat this kernel's amdkfd as unverified (tests)
+ * @fail_hook: the name of a hook whose attach is made to fail (tests), or
+ *	       NULL
+ * @debugfs_root: kfdsync's debugfs directory, for the "hooks" file
+ *
+ * Return: 0, or -errno if the module notifier cannot be registered.
+ * Hooks that cannot be attached are not an error: relay mode.
+ */
+int kfdsync_amdkfd_init(const struct kfdsync_amdkfd_ops *ops, bool enable,
+			bool assume_unverified, const char *fail_hook,
+			struct dentry *debugfs_root)
+{
+	struct module *amdgpu;
+	int ret;
+
+	kfdsync_ops = ops;
+	kfdsync_hooks_enabled = enable;
+	kfdsync_assume_unverified = assume_unverified;
+	kfdsync_fail_hook = fail_hook;
+
+	/* Notifier first: amdgpu loading from now on cannot be missed. */
+	ret = register_module_notifier(&kfdsync_module_nb);
+	if (ret)
+		return ret;
+
+	mutex_lock(&kfdsync_amdkfd_lock);
+	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
+	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
+	if (amdgpu) {
+		kfdsync_amdkfd_arrived(amdgpu);
+		module_put(amdgpu);
+	} else {
+		pr_info("amdgpu not loaded, hooks attach when it is\n");
+	}
+	mutex_unlock(&kfdsync_amdkfd_lock);
+
+	debugfs_create_file("hooks", 0444, debugfs_root, NULL,
+			    &kfdsync_hooks_debugfs_fops);
+	return 0;
+}
+
+/**
+ * kfdsync_amdkfd_exit() - stop following amdgpu, detach every hook
+ *
+ * On return no handler runs and none will.
+ */
+void kfdsync_amdkfd_exit(void)
+{
+	/* Waits for a running callback; none starts after it returns. */
+	unregister_module_notifier(&kfdsync_module_nb);
+
+	mutex_lock(&kfdsync_amdkfd_lock);
+	kfdsync_amdkfd_gone();
+	mutex_unlock(&kfdsync_amdkfd_lock);
+}

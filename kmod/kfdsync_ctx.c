@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: contexts - one per open of /dev/kfdsync, bound to its opener.
+ *
+ * A context is bound to the thread group and the address space (mm) of the
+ * process that opened it, and acts only for that process. Its user (the
+ * effective uid) is charged for it and for everything it registers.
+ * Closing the file ends the context; so does, for its fences, the end of
+ * its address space (an mmu notifier), which may come first when the file
+ * lives on in another process.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_amdkfd.h"
+#include "kfdsync_ctx.h"
+#include "kfdsync_user.h"
+
+/* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
+static DEFINE_MUTEX(kfdsync_ctx_lock);
+static LIST_HEAD(kfdsync_ctx_list);
+static unsigned int kfdsync_ctx_count;
+static u64 kfdsync_ctx_next_id;
+
+/**
+ * kfdsync_ctx_release() - free a context; kref release function
+ * @ref: &kfdsync_ctx.ref of the context
+ */
+void kfdsync_ctx_release(struct kref *ref)
+{
+	struct kfdsync_ctx *ctx = container_of(ref, struct kfdsync_ctx, ref);
+
+	kfdsync_user_put(ctx->user);
+	mmdrop(ctx->mm);
+	put_pid(ctx->tgid);
+	kfree_rcu(ctx, rcu);
+}
+
+/* The context's address space is going away: its fences cannot signal. */
+static void kfdsync_ctx_mm_release(struct mmu_notifier *mn,
+				   struct mm_struct *mm)
+{
+	struct kfdsync_ctx *ctx = container_of(mn, struct kfdsync_ctx, mn);
+
+	kfdsync_imports_kill(&ctx->imports);
+	kfdsync_events_fail(&ctx->events, -ECANCELED);
+}
+
+static const struct mmu_notifier_ops kfdsync_ctx_mn_ops = {
+	.release = kfdsync_ctx_mm_release,
+};
+
+/**
+ * kfdsync_ctx_create() - a context for the current process
+ * @limits: the limits it takes
+ * @max_contexts: open contexts, system-wide
+ * @max_user_contexts: open contexts of the current user
+ *
+ * Return: the context, or ERR_PTR(-ENOMEM), -ENFILE at @max_contexts,
+ * -EMFILE at @max_user_contexts, or the mmu notifier's -errno.
+ */
+struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
+				       unsigned int max_contexts,
+				       unsigned int max_user_contexts)
+{
+	struct kfdsync_ctx *ctx;
+	int ret;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return ERR_PTR(-ENOMEM);
+	ctx->user = kfdsync_user_get();
+	if (!ctx->user) {
+		kfree(ctx);
+		return ERR_PTR(-ENOMEM);
+	}
+	if (!kfdsync_user_charge(ctx->user, KFDSYNC_USER_CONTEXTS,
+				 max_user_contexts)) {
+		kfdsync_user_put(ctx->user);
+		kfree(ctx);
+		return ERR_PTR(-EMFILE);
+	}
+
+	kref_init(&ctx->ref);
+	ctx->tgid = get_task_pid(current, PIDTYPE_TGID);
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	get_task_comm(ctx->comm, current);
+	ctx->limits = *limits;
+	INIT_LIST_HEAD(&ctx->node);
+
+	ctx->events.max_events = limits->max_events;
+	ctx->events.max_user_events = limits->max_user_events;
+	ctx->events.max_fences = limits->max_fences;
+	ctx->events.max_user_fences = limits->max_user_fences;
+	ctx->events.watchdog_ms = limits->watchdog_ms;
+	ctx->events.watchdog_max_ms = limits->watchdog_max_ms;
+	kfdsync_events_init(&ctx->events, ctx->user, pid_nr(ctx->tgid));
+
+	ctx->imports.max = limits->max_imports;
+	ctx->imports.user_max = limits->max_user_imports;
+	ctx->imports.user = ctx->user;
+	ctx->imports.mm = ctx->mm;
+	ctx->imports.events = &ctx->events;
+	kfdsync_imports_init(&ctx->imports);
+
+	ctx->mn.ops = &kfdsync_ctx_mn_ops;
+	ret = mmu_notifier_register(&ctx->mn, ctx->mm);
+	if (ret)
+		goto err_put;
+	ctx->mn_registered = true;
+
+	mutex_lock(&kfdsync_ctx_lock);
+	if (kfdsync_ctx_count >= max_contexts) {
+		mutex_unlock(&kfdsync_ctx_lock);
+		ret = -ENFILE;
+		goto err_put;
+	}
+	ctx->id = kfdsync_ctx_next_id++;
+	list_add_tail(&ctx->node, &kfdsync_ctx_list);
+	kfdsync_ctx_count++;
+	mutex_unlock(&kfdsync_ctx_lock);
+	return ctx;
+
+err_put:
+	kfdsync_ctx_destroy(ctx);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kfdsync_ctx_destroy() - close a context
+ * @ctx: the context; the caller's reference is dropped
+ *
+ * Cancels every pending import and fence. Process context.
+ */
+void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
+{
+	mutex_lock(&kfdsync_ctx_lock);
+	if (!list_empty(&ctx->node)) {
+		list_del_init(&ctx->node);
+		kfdsync_ctx_count--;
+	}
+	mutex_unlock(&kfdsync_ctx_lock);
+
+	/* Waits for a running release callback. */
+	if (ctx->mn_registered)
+		mmu_notifier_unregister(&ctx->mn, ctx->mm);
+	kfdsync_imports_fini(&ctx->imports);
+	kfdsync_events_fini(&ctx->events);
+	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_CONTEXTS);
+	kfdsync_ctx_put(ctx);
+}
+
+/**
+ * kfdsync_ctxs_amdkfd_gone() - amdkfd went away: every event ends (-EIO)
+ */
+void kfdsync_ctxs_amdkfd_gone(void)
+{
+	struct kfdsync_ctx *ctx;
+
+	mutex_lock(&kfdsync_ctx_lock);
+	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
+		kfdsync_events_fail(&ctx->events, -EIO);
+	mutex_unlock(&kfdsync_ctx_lock);
+}
+
+static int kfdsync_contexts_show(struct seq_file *m, void *unused)
+{
+	const char *source = kfdsync_amdkfd_active() ? "hooks" : "relay";
+	struct kfdsync_ctx *ctx;
+
+	mutex_lock(&kfdsync_ctx_lock);
+	seq_printf(m, "# %u contexts\n", kfdsync_ctx_count);
+	seq_puts(m, "# id       tgid     comm             source events pending max_events max_fences watchdog_ms watchdog_max_ms imports max_imports uid\n");
+	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
+		seq_printf(m, "%-8llu %-8d %-16s %-6s %-6u %-7d %-10u %-10u %-11u %-15u %-7u %-11u %u\n",
+			   ctx->id, pid_nr(ctx->tgid), ctx->comm, source,
+			   READ_ONCE(ctx->events.n),
+			   atomic_read(&ctx->events.n_pending),
+			   ctx->limits.max_events, ctx->limits.max_fences,
+			   ctx->limits.watchdog_ms,
+			   ctx->limits.watchdog_max_ms,
+			   READ_ONCE(ctx->imports.n), ctx->limits.max_imports,
+			   __kuid_val(ctx->user->uid));
+	mutex_unlock(&kfdsync_ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsync_contexts);
+
+static int kfdsync_debugfs_events_show(struct seq_file *m, void *unused)
+{
+	struct kfdsync_ctx *ctx;
+
+	seq_puts(m, "# ctx      tgid     source id    age                  slot               pending error  last\n");
+	mutex_lock(&kfdsync_ctx_lock);
+	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
+		kfdsync_events_show(m, &ctx->events, ctx->id);
+	mutex_unlock(&kfdsync_ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfdsync_debugfs_events);
+
+/**
+ * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts and events
+ * @root: kfdsync's debugfs directory
+ */
+void kfdsync_ctx_debugfs_init(struct dentry *root)
+{
+	debugfs_create_file("contexts", 0444, root, NULL,
+			    &kfdsync_contexts_fops);
+	debugfs_create_file("events", 0444, root, NULL,
+			    &kfdsync_debugfs_events_fops);
+}

@@ -1,0 +1,807 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfdsync: the signal slots of amdkfd processes - the truth of GPU signals.
+ *
+ * An amdkfd signal event E of a process has a slot, 8 bytes at E * 8 in the
+ * process's signal page: all-ones while unsignalled. A GPU completion
+ * (RELEASE_MEM) writes another value into it and raises an interrupt;
+ * amdkfd, handling the interrupt, finds set slots, acknowledges each
+ * (writes all-ones back) and sets the event. kfdsync's ack hook runs for
+ * every slot amdkfd is about to acknowledge (kfdsync_amdkfd.c).
+ *
+ * Counting. Every write of the slot that amdkfd acknowledges is counted
+ * exactly once, even when two interrupt handlers of one process find the
+ * same write set and both acknowledge it (amdkfd then sets the event
+ * twice): at the hook, kfdsync replaces a written value with
+ * KFDSYNC_SLOT_COUNTED by an atomic compare-and-exchange and counts a signal
+ * only when the exchange succeeds. A marked slot still reads "set" to
+ * amdkfd (not all-ones), so amdkfd's own view of the event is unchanged;
+ * kfdsync never writes all-ones and never writes a slot that reads
+ * all-ones. A new write replaces the mark and is counted at its own
+ * acknowledgment; so is a write that lands between one handler's
+ * acknowledgment and another's hook. What kfdsync cannot see: a write that
+ * lands in the few instructions between the hook and amdkfd's
+ * acknowledging store is overwritten by that store, for amdkfd too; it is
+ * one signal with the write before it. CPU sets (kfd_set_event()) are
+ * counted when amdkfd sets the event; they never touch the slot.
+ *
+ * Lifetime. kfdsync reads and marks a slot only through the kernel's
+ * mapping of amdkfd's own signal page, found at registration from the
+ * caller's own /dev/kfd events mapping while kfdsync holds a reference on
+ * the caller's amdkfd process (so the page exists), and only while the slot
+ * is alive: amdkfd frees the page only in kfd_event_free_process(), whose
+ * hook ends every slot of the process under the slot locks first; an
+ * event amdkfd destroys ends its slot (the id may be reused for another
+ * event). Nothing pins the page: it is not a page that can be pinned (one
+ * 32 KiB allocation, the tail pages without a reference count).
+ *
+ * Objects. A &struct kfdsync_proc per amdkfd process with watched slots,
+ * found by the opaque kfd_process pointer (GPU hooks) and by the address
+ * space (CPU sets), each with a table of its slots by id; a &struct
+ * kfdsync_slot per watched (process, id), shared by every subscriber (the
+ * registered events of all of the process's kfdsync contexts). Hooks look
+ * up in O(1), whatever other processes register.
+ *
+ * Locking: kfdsync_slot_mutex serialises creation (process context);
+ * kfdsync_procs_lock protects the hash tables and the list of processes;
+ * &kfdsync_proc.lock a process's table, list and state; &kfdsync_slot.lock a
+ * slot's subscribers and state, and nests inside &kfdsync_proc.lock; the
+ * subscribers' own locks nest inside it. Readers of the tables use RCU;
+ * processes and slots are freed after a grace period.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/dma-fence.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/rculist.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_amdkfd.h"
+#include "kfdsync_slot.h"
+
+/* A written slot whose write kfdsync counted: still "set" for amdkfd. */
+#define KFDSYNC_SLOT_COUNTED	(~1ULL)
+
+/* A process's slot table, in chunks allocated as ids are used. */
+#define KFDSYNC_SLOT_CHUNK	512
+#define KFDSYNC_SLOT_CHUNKS	(KFDSYNC_EVENT_ID_LIMIT / KFDSYNC_SLOT_CHUNK)
+
+struct kfdsync_slot_chunk {
+	struct kfdsync_slot __rcu *slot[KFDSYNC_SLOT_CHUNK];
+};
+
+/**
+ * struct kfdsync_proc - an amdkfd process with watched slots
+ * @by_kp:	Entry in kfdsync_procs_by_kp while published.
+ * @by_mm:	Entry in kfdsync_procs_by_mm while published.
+ * @node:	Entry in kfdsync_procs while published.
+ * @kp:		amdkfd's struct kfd_process, an identity only (no
+ *		reference); valid while published.
+ * @mm:		The process's address space (mmgrab() reference).
+ * @ref:	References: one per slot.
+ * @lock:	Protects @slots, @slot_list and @dead.
+ * @dead:	amdkfd freed the process: no new slots.
+ * @slot_list:	The live slots (&kfdsync_slot.node).
+ * @chunks:	The live slots by id (RCU), KFDSYNC_SLOT_CHUNK ids a chunk.
+ * @rcu:	Frees the process after readers are done.
+ *
+ * @by_kp, @by_mm and @node are protected by kfdsync_procs_lock.
+ */
+struct kfdsync_proc {
+	struct hlist_node by_kp;
+	struct hlist_node by_mm;
+	struct list_head node;
+	const void *kp;
+	struct mm_struct *mm;
+	struct kref ref;
+	/* Protects the slot table; see the kernel-doc. */
+	spinlock_t lock;
+	bool dead;
+	struct list_head slot_list;
+	struct kfdsync_slot_chunk __rcu *chunks[KFDSYNC_SLOT_CHUNKS];
+	struct rcu_head rcu;
+};
+
+/**
+ * struct kfdsync_slot - one watched slot
+ * @proc:	The process (reference held).
+ * @id:		The event id.
+ * @addr:	Kernel address of the slot; read only while !@dead.
+ * @node:	Entry in &kfdsync_proc.slot_list while live.
+ * @lock:	Protects @subs, @dead and @signals.
+ * @dead:	Ended: amdkfd destroyed the event or freed the process.
+ * @subs:	Subscribers (&kfdsync_slot_sub.node).
+ * @signals:	Signals counted since the slot was created.
+ * @rcu:	Frees the slot after readers are done.
+ */
+struct kfdsync_slot {
+	struct kfdsync_proc *proc;
+	u32 id;
+	u64 *addr;
+	struct list_head node;
+	/* Protects the subscribers and the state. */
+	spinlock_t lock;
+	bool dead;
+	struct list_head subs;
+	u64 signals;
+	struct rcu_head rcu;
+};
+
+static DEFINE_MUTEX(kfdsync_slot_mutex);
+static DEFINE_SPINLOCK(kfdsync_procs_lock);
+static DEFINE_HASHTABLE(kfdsync_procs_by_kp, 6);
+static DEFINE_HASHTABLE(kfdsync_procs_by_mm, 6);
+static LIST_HEAD(kfdsync_procs);
+
+/* Drops what subscribers finished under the locks (fences). */
+static void (*kfdsync_slot_done)(struct list_head *done);
+
+static void kfdsync_proc_free_rcu(struct rcu_head *rcu)
+{
+	struct kfdsync_proc *proc = container_of(rcu, struct kfdsync_proc, rcu);
+	unsigned int i;
+
+	mmdrop(proc->mm);
+	for (i = 0; i < KFDSYNC_SLOT_CHUNKS; i++)
+		kfree(rcu_dereference_raw(proc->chunks[i]));
+	kfree(proc);
+}
+
+/* Unpublish @proc; kfdsync_procs_lock held. */
+static void kfdsync_proc_unhash_locked(struct kfdsync_proc *proc)
+{
+	lockdep_assert_held(&kfdsync_procs_lock);
+
+	if (hlist_unhashed(&proc->by_kp))
+		return;
+	hash_del_rcu(&proc->by_kp);
+	hash_del_rcu(&proc->by_mm);
+	list_del(&proc->node);
+}
+
+static void kfdsync_proc_release(struct kref *ref)
+{
+	struct kfdsync_proc *proc = container_of(ref, struct kfdsync_proc, ref);
+
+	spin_lock(&kfdsync_procs_lock);
+	kfdsync_proc_unhash_locked(proc);
+	spin_unlock(&kfdsync_procs_lock);
+	call_rcu(&proc->rcu, kfdsync_proc_free_rcu);
+}
+
+static void kfdsync_proc_put(struct kfdsync_proc *proc)
+{
+	kref_put(&proc->ref, kfdsync_proc_release);
+}
+
+/* The published process of @kp; RCU read lock held. */
+static struct kfdsync_proc *kfdsync_proc_by_kp(const void *kp)
+{
+	struct kfdsync_proc *proc;
+
+	hash_for_each_possible_rcu(kfdsync_procs_by_kp, proc, by_kp,
+				   (unsigned long)kp)
+		if (proc->kp == kp)
+			return proc;
+	return NULL;
+}
+
+/* The published process of @mm; RCU read lock held. */
+static struct kfdsync_proc *kfdsync_proc_by_mm(const struct mm_struct *mm)
+{
+	struct kfdsync_proc *proc;
+
+	hash_for_each_possible_rcu(kfdsync_procs_by_mm, proc, by_mm,
+				   (unsigned long)mm)
+		if (proc->mm == mm)
+			return proc;
+	return NULL;
+}
+
+/* The live slot @id of @proc; RCU read lock held. */
+static struct kfdsync_slot *kfdsync_proc_slot(struct kfdsync_proc *proc,
+					      u32 id)
+{
+	struct kfdsync_slot_chunk *chunk;
+
+	if (!proc || !id || id >= KFDSYNC_EVENT_ID_LIMIT)
+		return NULL;
+	chunk = rcu_dereference(proc->chunks[id / KFDSYNC_SLOT_CHUNK]);
+	return chunk ? rcu_dereference(chunk->slot[id % KFDSYNC_SLOT_CHUNK])
+		     : NULL;
+}
+
+/* The table entry of slot @id of @proc (its chunk exists); proc->lock held. */
+static struct kfdsync_slot __rcu **kfdsync_proc_entry(struct kfdsync_proc *proc,
+						      u32 id)
+{
+	struct kfdsync_slot_chunk *chunk;
+
+	chunk = rcu_dereference_protected(proc->chunks[id / KFDSYNC_SLOT_CHUNK],
+					  lockdep_is_held(&proc->lock));
+	return &chunk->slot[id % KFDSYNC_SLOT_CHUNK];
+}
+
+/* Tell every subscriber of @slot about one more signal. */
+static void kfdsync_slot_signal_locked(struct kfdsync_slot *slot,
+				       struct list_head *done)
+{
+	struct kfdsync_slot_sub *sub;
+
+	lockdep_assert_held(&slot->lock);
+
+	slot->signals++;
+	list_for_each_entry(sub, &slot->subs, node)
+		sub->ops->signal(sub, done);
+}
+
+/* Tell every subscriber of @slot that it ended with @error. */
+static void kfdsync_slot_end_locked(struct kfdsync_slot *slot, int error,
+				    struct list_head *done)
+{
+	struct kfdsync_slot_sub *sub;
+
+	lockdep_assert_held(&slot->lock);
+
+	list_for_each_entry(sub, &slot->subs, node)
+		sub->ops->end(sub, error, done);
+}
+
+/*
+ * Count a write of the slot that was not counted yet: replace it with the
+ * mark, atomically against the GPU's writes and amdkfd's acknowledgment.
+ */
+static bool kfdsync_slot_take_locked(struct kfdsync_slot *slot)
+{
+	u64 v;
+
+	lockdep_assert_held(&slot->lock);
+
+	v = READ_ONCE(*slot->addr);
+	while (v != KFDSYNC_SLOT_UNSIGNALLED && v != KFDSYNC_SLOT_COUNTED) {
+		if (try_cmpxchg64(slot->addr, &v, KFDSYNC_SLOT_COUNTED))
+			return true;
+	}
+	return false;
+}
+
+/* A GPU (@kp) or CPU (@mm) signal of slot @id: count it, tell the subscribers. */
+static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
+			     u32 id, bool gpu)
+{
+	struct kfdsync_slot *slot;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	rcu_read_lock();
+	slot = kfdsync_proc_slot(kp ? kfdsync_proc_by_kp(kp) :
+				 kfdsync_proc_by_mm(mm), id);
+	if (slot) {
+		spin_lock(&slot->lock);
+		if (!slot->dead && (!gpu || kfdsync_slot_take_locked(slot)))
+			kfdsync_slot_signal_locked(slot, &done);
+		spin_unlock(&slot->lock);
+	}
+	rcu_read_unlock();
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+/**
+ * kfdsync_slot_gpu_ack() - hook: amdkfd acknowledges a set slot
+ * @kp: amdkfd's process
+ * @id: the event id
+ *
+ * Counts the write amdkfd is about to acknowledge, unless it was counted.
+ */
+void kfdsync_slot_gpu_ack(const void *kp, u32 id)
+{
+	kfdsync_slot_hit(kp, NULL, id, true);
+}
+
+/**
+ * kfdsync_slot_cpu_set() - hook: amdkfd sets an event from the CPU
+ * @mm: the event's process's address space
+ * @id: the event id
+ */
+void kfdsync_slot_cpu_set(const struct mm_struct *mm, u32 id)
+{
+	kfdsync_slot_hit(NULL, mm, id, false);
+}
+
+/* End @slot with @error and take it off its process; proc->lock held. */
+static void kfdsync_slot_kill_locked(struct kfdsync_slot *slot, int error,
+				     struct list_head *done)
+{
+	struct kfdsync_proc *proc = slot->proc;
+
+	lockdep_assert_held(&proc->lock);
+
+	spin_lock(&slot->lock);
+	slot->dead = true;
+	kfdsync_slot_end_locked(slot, error, done);
+	spin_unlock(&slot->lock);
+	rcu_assign_pointer(*kfdsync_proc_entry(proc, slot->id), NULL);
+	list_del_init(&slot->node);
+}
+
+/**
+ * kfdsync_slot_event_destroy() - hook: amdkfd destroys an event
+ * @kp: amdkfd's process
+ * @id: the event id
+ *
+ * The slot ends (its subscribers with -ECANCELED); the id may be reused.
+ */
+void kfdsync_slot_event_destroy(const void *kp, u32 id)
+{
+	struct kfdsync_proc *proc;
+	struct kfdsync_slot *slot;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	rcu_read_lock();
+	proc = kfdsync_proc_by_kp(kp);
+	if (proc && kfdsync_proc_slot(proc, id)) {
+		spin_lock(&proc->lock);
+		slot = rcu_dereference_protected(*kfdsync_proc_entry(proc, id),
+						 lockdep_is_held(&proc->lock));
+		if (slot)
+			kfdsync_slot_kill_locked(slot, -ECANCELED, &done);
+		spin_unlock(&proc->lock);
+	}
+	rcu_read_unlock();
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+/* End every slot of @proc with @error; with @dead, for good. */
+static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
+			     struct list_head *done)
+{
+	struct kfdsync_slot *slot, *next;
+
+	spin_lock(&proc->lock);
+	if (dead) {
+		proc->dead = true;
+		list_for_each_entry_safe(slot, next, &proc->slot_list, node)
+			kfdsync_slot_kill_locked(slot, error, done);
+	} else {
+		list_for_each_entry(slot, &proc->slot_list, node) {
+			spin_lock(&slot->lock);
+			kfdsync_slot_end_locked(slot, error, done);
+			spin_unlock(&slot->lock);
+		}
+	}
+	spin_unlock(&proc->lock);
+}
+
+/**
+ * kfdsync_slot_process_free() - hook: amdkfd frees a process's events
+ * @kp: amdkfd's process
+ *
+ * Its signal page goes next: every slot ends (-EIO) before this returns.
+ */
+void kfdsync_slot_process_free(const void *kp)
+{
+	struct kfdsync_proc *proc;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock(&kfdsync_procs_lock);
+	rcu_read_lock();
+	proc = kfdsync_proc_by_kp(kp);
+	if (proc)
+		kfdsync_proc_unhash_locked(proc);
+	spin_unlock(&kfdsync_procs_lock);
+	if (proc)
+		kfdsync_proc_end(proc, -EIO, true, &done);
+	rcu_read_unlock();
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+/**
+ * kfdsync_slot_process_error() - hook: an exception hit a process
+ * @kp: amdkfd's process (referenced by the caller)
+ * @error: -EIO or -EFAULT
+ */
+void kfdsync_slot_process_error(const void *kp, int error)
+{
+	struct kfdsync_proc *proc;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	rcu_read_lock();
+	proc = kfdsync_proc_by_kp(kp);
+	if (proc)
+		kfdsync_proc_end(proc, error, false, &done);
+	rcu_read_unlock();
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+/**
+ * kfdsync_slot_device_reset() - hook: a GPU was reset
+ * @kdev: amdkfd's device
+ *
+ * The processes with queues on that device end with -EIO.
+ */
+void kfdsync_slot_device_reset(const void *kdev)
+{
+	struct kfdsync_proc *proc;
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock(&kfdsync_procs_lock);
+	list_for_each_entry(proc, &kfdsync_procs, node) {
+		if (kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
+			kfdsync_proc_end(proc, -EIO, false, &done);
+	}
+	spin_unlock(&kfdsync_procs_lock);
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+/**
+ * kfdsync_slot_all_end() - every slot ends: amdkfd is gone
+ * @error: the -errno for the subscribers
+ */
+void kfdsync_slot_all_end(int error)
+{
+	struct kfdsync_proc *proc, *next;
+	LIST_HEAD(dead);
+	LIST_HEAD(done);
+	bool cookie;
+
+	cookie = dma_fence_begin_signalling();
+	rcu_read_lock();
+	spin_lock(&kfdsync_procs_lock);
+	list_for_each_entry_safe(proc, next, &kfdsync_procs, node) {
+		kfdsync_proc_unhash_locked(proc);
+		list_add_tail(&proc->node, &dead);
+	}
+	spin_unlock(&kfdsync_procs_lock);
+	/* Unhashed, still alive until the grace period after the last put. */
+	list_for_each_entry(proc, &dead, node)
+		kfdsync_proc_end(proc, error, true, &done);
+	rcu_read_unlock();
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
+}
+
+static int kfdsync_follow_pfn(struct vm_area_struct *vma, unsigned long addr,
+			      unsigned long *pfn)
+{
+#ifdef KFDSYNC_HAVE_FOLLOW_PFNMAP
+	struct follow_pfnmap_args args = { .vma = vma, .address = addr };
+	int ret;
+
+	ret = follow_pfnmap_start(&args);
+	if (ret)
+		return ret;
+	*pfn = args.pfn;
+	follow_pfnmap_end(&args);
+	return 0;
+#else
+	return follow_pfn(vma, addr, pfn);
+#endif
+}
+
+/*
+ * The kernel address of slot @id at @addr in the caller's address space:
+ * @addr must be exactly slot @id of a whole /dev/kfd events mapping of the
+ * caller (whose page is that of the caller's amdkfd process). With a NULL
+ * @kaddr, only check that.
+ */
+static int kfdsync_slot_resolve(u32 id, unsigned long addr, u64 **kaddr)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long pfn = 0, first = 0;
+	struct vm_area_struct *vma;
+	int ret = -EINVAL;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, addr);
+	if (!vma || !kfdsync_amdkfd_is_events_vma(vma) ||
+	    addr != vma->vm_start + (unsigned long)id * sizeof(u64) ||
+	    addr + sizeof(u64) > vma->vm_end)
+		goto out_unlock;
+	if (!kaddr) {
+		ret = 0;
+		goto out_unlock;
+	}
+	/*
+	 * The mapping is one physically contiguous area from its start
+	 * (amdkfd's remap_pfn_range() of the signal page): check that, so
+	 * the slot is the one amdkfd reads for @id.
+	 */
+	if (kfdsync_follow_pfn(vma, vma->vm_start, &first) ||
+	    kfdsync_follow_pfn(vma, addr, &pfn) ||
+	    pfn != first + ((unsigned long)id * sizeof(u64) >> PAGE_SHIFT) ||
+	    !pfn_valid(pfn))
+		goto out_unlock;
+	*kaddr = (u64 *)((char *)pfn_to_kaddr(pfn) + offset_in_page(addr));
+	ret = 0;
+out_unlock:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/*
+ * The published process for @kp, created if needed, with a new reference;
+ * kfdsync_slot_mutex held.
+ */
+static struct kfdsync_proc *kfdsync_proc_get(const void *kp,
+					     struct mm_struct *mm)
+{
+	struct kfdsync_proc *proc;
+
+	lockdep_assert_held(&kfdsync_slot_mutex);
+
+	rcu_read_lock();
+	proc = kfdsync_proc_by_kp(kp);
+	if (proc && !kref_get_unless_zero(&proc->ref))
+		proc = NULL;
+	rcu_read_unlock();
+	if (proc)
+		return proc;
+
+	proc = kzalloc(sizeof(*proc), GFP_KERNEL_ACCOUNT);
+	if (!proc)
+		return ERR_PTR(-ENOMEM);
+	proc->kp = kp;
+	proc->mm = mm;
+	mmgrab(mm);
+	kref_init(&proc->ref);
+	spin_lock_init(&proc->lock);
+	INIT_LIST_HEAD(&proc->slot_list);
+
+	spin_lock(&kfdsync_procs_lock);
+	hash_add_rcu(kfdsync_procs_by_kp, &proc->by_kp, (unsigned long)kp);
+	hash_add_rcu(kfdsync_procs_by_mm, &proc->by_mm, (unsigned long)mm);
+	list_add_tail(&proc->node, &kfdsync_procs);
+	spin_unlock(&kfdsync_procs_lock);
+	return proc;
+}
+
+/*
+ * Add @sub to the live slot @id (at @kaddr) of @proc, creating it from
+ * @fresh if needed, which then takes over the caller's reference to @proc
+ * (and the table's chunk for @id from *@fresh_chunk, set to NULL if used).
+ * A write pending in the slot is counted for the subscribers already there,
+ * not for @sub: a signal pending at registration counts before age 0.
+ * Return: 0 with *@used telling whether @fresh was used, or -EINVAL.
+ */
+static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
+			    struct kfdsync_slot_sub *sub,
+			    struct kfdsync_slot *fresh,
+			    struct kfdsync_slot_chunk **fresh_chunk, bool *used,
+			    struct list_head *done)
+{
+	struct kfdsync_slot_chunk *chunk = *fresh_chunk;
+	struct kfdsync_slot __rcu **entry;
+	struct kfdsync_slot *slot;
+
+	spin_lock(&proc->lock);
+	if (proc->dead) {
+		spin_unlock(&proc->lock);
+		return -EINVAL;
+	}
+	if (!rcu_access_pointer(proc->chunks[id / KFDSYNC_SLOT_CHUNK])) {
+		rcu_assign_pointer(proc->chunks[id / KFDSYNC_SLOT_CHUNK], chunk);
+		*fresh_chunk = NULL;
+	}
+	entry = kfdsync_proc_entry(proc, id);
+	slot = rcu_dereference_protected(*entry, lockdep_is_held(&proc->lock));
+	/* A different page cannot happen: one signal page per process. */
+	if (slot && slot->addr != kaddr) {
+		spin_unlock(&proc->lock);
+		return -EINVAL;
+	}
+	*used = !slot;
+	if (!slot) {
+		slot = fresh;
+		slot->proc = proc;
+		slot->id = id;
+		slot->addr = kaddr;
+		list_add_tail(&slot->node, &proc->slot_list);
+		rcu_assign_pointer(*entry, slot);
+	}
+	spin_lock(&slot->lock);
+	if (kfdsync_slot_take_locked(slot))
+		kfdsync_slot_signal_locked(slot, done);
+	sub->slot = slot;
+	list_add_tail(&sub->node, &slot->subs);
+	spin_unlock(&slot->lock);
+	spin_unlock(&proc->lock);
+	return 0;
+}
+
+/**
+ * kfdsync_slot_subscribe() - watch slot @id of the caller's amdkfd process
+ * @sub: the subscription (its @ops set)
+ * @id: the event id, 1 to %KFDSYNC_EVENT_ID_LIMIT - 1
+ * @addr: the slot in the caller's address space: exactly slot @id of a
+ *	  whole /dev/kfd events mapping
+ *
+ * Only while the hooks are active. From now on @sub is told of every
+ * signal of the slot, until it unsubscribes; the signal pending in the slot
+ * now, if any, is not one.
+ *
+ * Return: 0; -EINVAL if the caller has no amdkfd process, or @addr is not
+ * that slot, or the process is going; -ENOMEM; -EINTR.
+ */
+int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id,
+			   unsigned long addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct kfdsync_slot_chunk *chunk;
+	struct kfdsync_slot *fresh;
+	struct kfdsync_proc *proc;
+	LIST_HEAD(done);
+	bool used = false;
+	u64 *kaddr;
+	void *kp;
+	int ret;
+
+	if (!id || id >= KFDSYNC_EVENT_ID_LIMIT)
+		return -EINVAL;
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL_ACCOUNT);
+	if (!fresh || !chunk) {
+		kfree(fresh);
+		kfree(chunk);
+		return -ENOMEM;
+	}
+	spin_lock_init(&fresh->lock);
+	INIT_LIST_HEAD(&fresh->subs);
+	INIT_LIST_HEAD(&fresh->node);
+
+	/* Held until the slot is visible to the free hook. */
+	kp = kfdsync_amdkfd_process_get(mm);
+	if (!kp) {
+		kfree(fresh);
+		kfree(chunk);
+		return -EINVAL;
+	}
+	ret = kfdsync_slot_resolve(id, addr, &kaddr);
+	if (ret)
+		goto out_put;
+
+	mutex_lock(&kfdsync_slot_mutex);
+	proc = kfdsync_proc_get(kp, mm);
+	if (IS_ERR(proc)) {
+		ret = PTR_ERR(proc);
+	} else {
+		ret = kfdsync_slot_add(proc, id, kaddr, sub, fresh, &chunk,
+				       &used, &done);
+		/* A new slot keeps the process's reference. */
+		if (!used)
+			kfdsync_proc_put(proc);
+	}
+	mutex_unlock(&kfdsync_slot_mutex);
+	kfdsync_slot_done(&done);
+out_put:
+	kfdsync_amdkfd_process_put(kp);
+	if (!used)
+		kfree(fresh);
+	kfree(chunk);
+	return ret;
+}
+
+/**
+ * kfdsync_slot_check() - is @addr slot @id of the caller's events mapping?
+ * @id: the event id
+ * @addr: the address in the caller's address space
+ *
+ * For registrations that do not watch the slot (relay mode): the same
+ * check of the mapping, without reading anything.
+ *
+ * Return: 0, -EINVAL, or -EINTR.
+ */
+int kfdsync_slot_check(u32 id, unsigned long addr)
+{
+	if (!id || id >= KFDSYNC_EVENT_ID_LIMIT)
+		return -EINVAL;
+	return kfdsync_slot_resolve(id, addr, NULL);
+}
+
+static void kfdsync_slot_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct kfdsync_slot, rcu));
+}
+
+/**
+ * kfdsync_slot_unsubscribe() - stop watching
+ * @sub: a subscription made by kfdsync_slot_subscribe()
+ *
+ * The last subscriber frees the slot. Process context.
+ */
+void kfdsync_slot_unsubscribe(struct kfdsync_slot_sub *sub)
+{
+	struct kfdsync_slot *slot = sub->slot;
+	struct kfdsync_proc *proc = slot->proc;
+	bool last, live;
+
+	spin_lock(&proc->lock);
+	spin_lock(&slot->lock);
+	list_del(&sub->node);
+	last = list_empty(&slot->subs);
+	live = !slot->dead;
+	/* Nobody reads it any more: not even debugfs through a stale sub. */
+	if (last)
+		slot->dead = true;
+	spin_unlock(&slot->lock);
+	if (last && live) {
+		rcu_assign_pointer(*kfdsync_proc_entry(proc, slot->id), NULL);
+		list_del_init(&slot->node);
+	}
+	spin_unlock(&proc->lock);
+	WRITE_ONCE(sub->slot, NULL);
+	if (last) {
+		call_rcu(&slot->rcu, kfdsync_slot_free_rcu);
+		kfdsync_proc_put(proc);
+	}
+}
+
+/**
+ * kfdsync_slot_peek() - a subscribed slot's value, for debugfs
+ * @sub: the subscription, maybe being unsubscribed
+ * @value: out: the slot's value, if it is alive
+ *
+ * Return: true if the slot is alive (and @value set).
+ */
+bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
+{
+	struct kfdsync_slot *slot;
+	bool alive = false;
+
+	rcu_read_lock();
+	slot = READ_ONCE(sub->slot);
+	if (slot) {
+		spin_lock(&slot->lock);
+		alive = !slot->dead;
+		if (alive)
+			*value = READ_ONCE(*slot->addr);
+		spin_unlock(&slot->lock);
+	}
+	rcu_read_unlock();
+	return alive;
+}
+
+/**
+ * kfdsync_slot_init() - set up the slot layer
+ * @done: drops what subscribers finished under the slot locks
+ *
+ * Return: 0.
+ */
+int kfdsync_slot_init(void (*done)(struct list_head *done))
+{
+	kfdsync_slot_done = done;
+	return 0;
+}
+
+/**
+ * kfdsync_slot_exit() - wait for slots and processes to be freed
+ *
+ * Every subscriber is gone (each context unsubscribed its events).
+ */
+void kfdsync_slot_exit(void)
+{
+	rcu_barrier();
+}
