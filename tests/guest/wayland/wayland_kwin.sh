@@ -41,8 +41,8 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; }
 check() { # check DESCRIPTION COMMAND...
-	d=$1; shift
-	if "$@"; then ok "$d"; else nok "$d"; return 1; fi
+	check_desc=$1; shift
+	if "$@"; then ok "$check_desc"; else nok "$check_desc"; return 1; fi
 }
 diag() { sed 's/^/# /' "$@"; }
 skip_all() {
@@ -67,6 +67,8 @@ done
 [ -n "$VDEV" ] || skip_all "no virtio-gpu (boot with --qemu-arg=-device --qemu-arg=virtio-gpu-pci)"
 [ -c /dev/kfdsync_timeline ] || skip_all "kfdsync.ko is not loaded"
 [ -c /dev/kfdsim ] || skip_all "the GPU simulator kfdsim.ko is not loaded"
+# The simulated GPU needs amdkfd (the runner says when /dev/kfd cannot be opened).
+[ -z "${KFDSYNC_KFD_UNUSABLE:-}" ] || skip_all "$KFDSYNC_KFD_UNUSABLE"
 [ -n "${KFDSYNC_RESULTS:-}" ] || skip_all "not in a tests/vm/run guest"
 echo "1..$PLAN"
 

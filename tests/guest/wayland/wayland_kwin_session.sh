@@ -8,8 +8,8 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; }
 check() { # check DESCRIPTION COMMAND...
-	d=$1; shift
-	if "$@"; then ok "$d"; else nok "$d"; return 1; fi
+	check_desc=$1; shift
+	if "$@"; then ok "$check_desc"; else nok "$check_desc"; return 1; fi
 }
 diag() { sed 's/^/# /' "$@"; }
 finish() {
@@ -138,6 +138,6 @@ check "KWin still runs after every client" kill -0 $KPID
 # The picture for the README: pending and shown, side by side.
 check "picture of KWin's screen while frame 2 is pending and after (kwin.png)" \
 	$PIXEL compose "$KFDSYNC_RESULTS/kwin.png" "$KFDSYNC_RESULTS/kwin-frame2-pending.png" \
-	"$KFDSYNC_RESULTS/kwin-frame2-shown.png" "pending: frame 1 stays" \
+	"$KFDSYNC_RESULTS/kwin-frame2-shown.png" "pending: frame 1 on screen" \
 	"signalled: frame 2"
 finish

@@ -34,8 +34,8 @@ n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; }
 check() { # check DESCRIPTION COMMAND...
-	d=$1; shift
-	if "$@"; then ok "$d"; else nok "$d"; return 1; fi
+	check_desc=$1; shift
+	if "$@"; then ok "$check_desc"; else nok "$check_desc"; return 1; fi
 }
 diag() { sed 's/^/# /' "$@"; }
 skip_all() {
@@ -52,6 +52,8 @@ ver=$(weston --version 2>/dev/null | sed -n 's/^weston \([0-9]*\)\..*/\1/p')
 [ -c /dev/udmabuf ] ||
 	skip_all "no /dev/udmabuf: llvmpipe then has no EGL_ANDROID_native_fence_sync, and weston's GL renderer no explicit sync (the 6.12 guest has it)"
 [ -c /dev/kfdsim ] || skip_all "the GPU simulator kfdsim.ko is not loaded"
+# The simulated GPU needs amdkfd (the runner says when /dev/kfd cannot be opened).
+[ -z "${KFDSYNC_KFD_UNUSABLE:-}" ] || skip_all "$KFDSYNC_KFD_UNUSABLE"
 [ -x /lib/systemd/systemd-udevd ] || skip_all "systemd-udevd is not installed"
 [ -n "${KFDSYNC_RESULTS:-}" ] || skip_all "not in a tests/vm/run guest (no screendump)"
 card=
