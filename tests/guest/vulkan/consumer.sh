@@ -72,7 +72,7 @@ held_after() {
 	h_line=$(grep "^frame 1: compute fence signalled" "$T/hold") || return 1
 	h_c=$(echo "$h_line" | sed -n 's/^frame 1: compute fence signalled \([-+0-9.]*\) ms.*/\1/p')
 	h_d=$(echo "$h_line" | sed -n 's/.* done ([^)]*) [a-z ]*\([-+0-9.]*\) ms, queue.*/\1/p')
-	echo "# compute fence +$h_c ms, consumer done +$h_d ms"
+	echo "# compute fence $h_c ms, consumer done $h_d ms"
 	[ -n "$h_c" ] && [ -n "$h_d" ] &&
 		awk -v c="$h_c" -v d="$h_d" 'BEGIN { exit !(c >= 2000 && d >= c) }'
 }
