@@ -72,7 +72,8 @@ done
 [ -n "${KFDSYNC_RESULTS:-}" ] || skip_all "not in a tests/vm/run guest"
 echo "1..$PLAN"
 
-export XDG_RUNTIME_DIR=$(mktemp -d /tmp/kfdsync-kwin.XXXXXX)
+XDG_RUNTIME_DIR=$(mktemp -d /tmp/kfdsync-kwin.XXXXXX)
+export XDG_RUNTIME_DIR
 chmod 700 "$XDG_RUNTIME_DIR"
 T=$XDG_RUNTIME_DIR
 UDEVD=

@@ -29,7 +29,7 @@ unshare -m sh -c '
 		--no-lockscreen --no-global-shortcuts --no-kactivities' >"$T/kwin.log" 2>&1 &
 KPID=$!
 up=
-for i in $(seq 360); do
+for _ in $(seq 360); do
 	kill -0 $KPID 2>/dev/null || break
 	if dbus-send --session --print-reply --dest=org.freedesktop.DBus / \
 		org.freedesktop.DBus.NameHasOwner string:org.kde.KWin 2>/dev/null | grep -q true &&

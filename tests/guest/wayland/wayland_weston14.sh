@@ -63,11 +63,14 @@ for c in /sys/class/drm/card[0-9]*; do
 done
 [ -n "$card" ] || skip_all "no boot VGA KMS device (boot with --vga std)"
 
-export XDG_RUNTIME_DIR=$(mktemp -d /tmp/kfdsync-weston14.XXXXXX)
+XDG_RUNTIME_DIR=$(mktemp -d /tmp/kfdsync-weston14.XXXXXX)
+export XDG_RUNTIME_DIR
 chmod 700 "$XDG_RUNTIME_DIR"
 T=$XDG_RUNTIME_DIR
 export GALLIUM_OVERRIDE_CPU_CAPS=sse4.1 ASAN_OPTIONS=detect_leaks=0
-WPIDS= UDEVD= EVDEV=
+WPIDS=''
+UDEVD=''
+EVDEV=''
 cleanup() {
 	for p in $WPIDS; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
