@@ -1,44 +1,49 @@
 // SPDX-License-Identifier: MIT
 /*
- * kfdsync_bench: latencies of kfdsync's paths, measured in the test guest.
+ * kfdsync_bench: kfdsync's paths against their floors, in the test guest.
  *
- * Runs inside the guest (tools/bench boots it) against the real amdkfd,
- * kfdsync.ko and the GPU simulator, and prints one line per measurement:
- * the median, 90th percentile and maximum over the iterations, in
- * microseconds. Under QEMU TCG absolute figures are much slower than real
- * hardware; compare rows with each other, and runs of one machine.
+ * Runs inside the guest (tools/bench boots it, once with the hooks and once
+ * in relay mode) against the real amdkfd, kfdsync.ko and the GPU simulator.
+ * Prints a table and, with --json FILE, the same figures as JSON (the
+ * method and a run's figures: docs/performance.md). Under QEMU TCG absolute
+ * figures are far slower than hardware and noisy: read ratios to the floors,
+ * which are measured interleaved with each path (A, B, A, B, ...) so that
+ * the noise hits both.
  *
- * What is measured, each from the moment userspace starts the signal to the
- * moment a waiter sees it:
+ * Floors: amdkfd's own wake for the same packet (a RELEASE_MEM on an
+ * unregistered event until hsaKmtWaitOnEvent() returns: what an
+ * application waiting on the event itself gets); an eventfd write until a
+ * poll() in another, already running thread returns (the least a
+ * cross-thread wake-up costs here); a kfdsync timeline increment until
+ * poll() on its fence returns (sw_sync's path; Debian's kernels have no
+ * sw_sync).
  *
- *   export_gpu/N	a simulated RELEASE_MEM (submit) until poll() on the
- *			exported sync_file returns, with N events registered
- *			in the context: the interrupt hook scans the
- *			process's registered events, so this shows its cost.
- *   export_cpu		hsaKmtSetEvent() until the exported sync_file polls
- *			readable (the CPU-set hook).
- *   import_memory	timeline increment until an imported memory word
- *			changes (written by the fence callback, so within the
- *			increment's own system call).
- *   import_done		the same increment until the import's eventfd says
- *			done (the worker ran).
- *   import_event	timeline increment until hsaKmtWaitOnEvent() returns
- *			(in-kernel kfd_set_event(); hooks mode only).
- *   timeline		timeline increment until poll() on its fence returns.
+ * Sections: latency (p50/p90/p99/max per path and its floor), scaling (the
+ * export's latency and the kernel's interrupt-to-signal time with 1 to 4095
+ * registered events, each with a pending fence, and with 0 to 64 other
+ * processes' contexts; wait-all/wait-any over N fences), throughput
+ * (cycles per second against eventfd round trips), memory (slab bytes per
+ * registered event and per pending fence, pinned pages per import), CPU
+ * (time per signal) and idle wake-ups of every library thread.
  *
- * Usage: kfdsync_bench [ITERATIONS]   (default 200)
+ * Usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE]
  */
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <hsakmt.h>
@@ -48,20 +53,33 @@
 
 #include "kfdsim.h"
 #include "pm4.h"
+#include "proc_threads.h"
 
-#define MAX_EVENTS	1024
+#define MAX_EVENTS	4095
+#define RESERVED_EVENTS	16	/* the floor's event, relay kicks, slack */
 
-static int iterations = 200;
+static int iterations = 1000;
+static bool quick;
 static int sim = -1;
 static uint32_t queue;
 static struct kfdsync_ctx *ctx;
-static HsaEvent *events[MAX_EVENTS];
+static struct kfdsync_timeline *tl;
+static uint32_t tl_value;
+static HsaEvent *floor_ev;		/* never registered */
+static HsaEvent *hsa_ev;		/* the HSA condition's event */
+static HsaEvent *events[MAX_EVENTS];	/* events[0] is the measured one */
+static int n_events, n_registered;
+static bool relay_mode;
+static const char *mode = "hooks";
+static FILE *json;
 
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "kfdsync_bench: %s: %s\n", what, strerror(err));
 	exit(1);
 }
+
+/* ---- numbers ---- */
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -70,20 +88,115 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void report(const char *name, int64_t *ns, int n)
+struct stats {
+	int n;
+	double p50, p90, p99, max;	/* microseconds */
+};
+
+static struct stats stats_of(int64_t *ns, int n)
 {
+	struct stats s = { .n = n };
+
+	if (n < 1)
+		return s;
 	qsort(ns, n, sizeof(*ns), cmp_i64);
-	printf("%-22s %8d %10.1f %10.1f %10.1f\n", name, n, ns[n / 2] / 1e3,
-	       ns[n * 9 / 10] / 1e3, ns[n - 1] / 1e3);
-	fflush(stdout);
+	s.p50 = ns[n / 2] / 1e3;
+	s.p90 = ns[(int)(n * 0.9)] / 1e3;
+	s.p99 = ns[(int)(n * 0.99)] / 1e3;
+	s.max = ns[n - 1] / 1e3;
+	return s;
 }
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+/* ---- JSON: sections of objects ---- */
+
+static bool json_any_section, json_first_in_section;
+
+static void json_section(const char *name)
+{
+	if (!json)
+		return;
+	fprintf(json, "%s\n  \"%s\": [", json_any_section ? " ]," : "", name);
+	json_any_section = true;
+	json_first_in_section = true;
+}
+
+/* Open an object with fields @fmt; more with json_stats(), then json_end(). */
+static void json_begin(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!json)
+		return;
+	fprintf(json, "%s\n    {", json_first_in_section ? "" : ",");
+	json_first_in_section = false;
+	va_start(ap, fmt);
+	vfprintf(json, fmt, ap);
+	va_end(ap);
+}
+
+static void json_end(void)
+{
+	if (json)
+		fputc('}', json);
+}
+
+static void json_entry(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!json)
+		return;
+	fprintf(json, "%s\n    {", json_first_in_section ? "" : ",");
+	json_first_in_section = false;
+	va_start(ap, fmt);
+	vfprintf(json, fmt, ap);
+	va_end(ap);
+	json_end();
+}
+
+static void json_stats(const char *key, struct stats s)
+{
+	if (json)
+		fprintf(json, ", \"%s\": {\"n\": %d, \"p50\": %.2f, \"p90\": %.2f, \"p99\": %.2f, "
+			"\"max\": %.2f}", key, s.n, s.p50, s.p90, s.p99, s.max);
+}
+
+/* One latency row: a path and the floor measured interleaved with it. */
+static void report_latency(const char *name, struct stats p, const char *floor_name,
+			   struct stats f)
+{
+	printf("%-28s %6d %9.1f %9.1f %9.1f %9.1f  %-12s %9.1f %6.2f %6.2f\n", name, p.n, p.p50,
+	       p.p90, p.p99, p.max, floor_name, f.p50, ratio(p.p50, f.p50), ratio(p.p90, f.p90));
+	fflush(stdout);
+	json_begin("\"name\": \"%s\", \"mode\": \"%s\", \"floor\": \"%s\", \"ratio_p50\": %.3f, "
+		   "\"ratio_p90\": %.3f", name, mode, floor_name, ratio(p.p50, f.p50),
+		   ratio(p.p90, f.p90));
+	json_stats("path", p);
+	json_stats("floor_stats", f);
+	json_end();
+}
+
+static void table_header(const char *title)
+{
+	printf("\n# %s (%s mode, microseconds; ratios: p50 and p90 over the floor's)\n", title,
+	       mode);
+	printf("%-28s %6s %9s %9s %9s %9s  %-12s %9s %6s %6s\n", "# path", "n", "p50", "p90",
+	       "p99", "max", "floor", "floor p50", "x p50", "x p90");
+}
+
+/* ---- primitives ---- */
 
 static void wait_readable(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
-	if (poll(&p, 1, 10000) != 1)
-		die("fence did not signal within 10 s", ETIMEDOUT);
+	if (poll(&p, 1, 20000) != 1)
+		die("fence did not signal within 20 s", ETIMEDOUT);
 }
 
 static HsaEvent *new_event(void)
@@ -92,192 +205,1097 @@ static HsaEvent *new_event(void)
 	HsaEvent *ev = NULL;
 
 	if (hsaKmtCreateEvent(&desc, false, false, &ev) != HSAKMT_STATUS_SUCCESS)
-		die("hsaKmtCreateEvent", ENOMEM);
+		return NULL;
 	return ev;
 }
 
-/* Make sure @n events exist and are registered; the first one is signalled. */
-static void register_events(int n)
+/* Create events until @n exist (fewer if amdkfd runs out); how many. */
+static int create_events(int n)
 {
-	static int registered;
-	int ret;
-
-	for (; registered < n; registered++) {
-		events[registered] = new_event();
-		ret = kfdsync_event_add_hsa(ctx, events[registered], NULL);
-		if (ret)
-			die("kfdsync_event_add_hsa", -ret);
+	while (n_events < n) {
+		events[n_events] = new_event();
+		if (!events[n_events])
+			break;
+		n_events++;
 	}
+	return n_events;
 }
 
-static int export_next(HsaEvent *ev)
+/* Register events[0..n-1] (create them first); how many are registered. */
+static int register_events(int n)
+{
+	int ret;
+
+	create_events(n);
+	while (n_registered < n && n_registered < n_events) {
+		ret = kfdsync_event_add_hsa(ctx, events[n_registered], NULL);
+		if (ret) {
+			fprintf(stderr, "# kfdsync_event_add_hsa #%d: %s\n", n_registered,
+				strerror(-ret));
+			break;
+		}
+		n_registered++;
+	}
+	return n_registered;
+}
+
+static void unregister_events(int down_to)
+{
+	while (n_registered > down_to)
+		kfdsync_event_remove(ctx, events[--n_registered]->EventId);
+}
+
+static uint64_t age_of(HsaEvent *ev)
 {
 	struct kfdsync_event_state st;
 	int ret = kfdsync_event_get_state(ctx, ev->EventId, &st);
 
 	if (ret)
 		die("kfdsync_event_get_state", -ret);
-	ret = kfdsync_event_export_sync_file(ctx, ev->EventId, st.age, 0);
+	return st.age;
+}
+
+static int export_next(HsaEvent *ev, int64_t watchdog_ns)
+{
+	int ret = kfdsync_event_export_sync_file(ctx, ev->EventId, age_of(ev), watchdog_ns);
+
 	if (ret < 0)
 		die("kfdsync_event_export_sync_file", -ret);
 	return ret;
 }
 
-static void bench_export_gpu(int n_events, int64_t *ns)
+/* Submit a RELEASE_MEM signalling @ev; returns the submit time. */
+static int64_t signal_gpu(HsaEvent *ev)
 {
-	HsaEvent *ev;
-	char name[32];
-	int i;
+	uint32_t dw[16];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	int64_t t0;
+	int ret;
 
-	register_events(n_events);
-	ev = events[0];
-	for (i = 0; i < iterations; i++) {
-		uint32_t dw[16];
-		struct pm4_buf b = PM4_BUF_INIT(dw);
-		int fd = export_next(ev), ret;
-		int64_t t0;
-
-		pm4_release_mem_event(&b, ev->EventData.HWData2, ev->EventId);
-		t0 = kfdsim_now_ns();
-		ret = kfdsim_submit_buf(sim, queue, &b, NULL);
-		if (ret)
-			die("kfdsim_submit_buf", -ret);
-		wait_readable(fd);
-		ns[i] = kfdsim_now_ns() - t0;
-		close(fd);
-	}
-	snprintf(name, sizeof(name), "export_gpu/%d", n_events);
-	report(name, ns, iterations);
+	pm4_release_mem_event(&b, ev->EventData.HWData2, ev->EventId);
+	t0 = kfdsim_now_ns();
+	ret = kfdsim_submit_buf(sim, queue, &b, NULL);
+	if (ret)
+		die("kfdsim_submit_buf", -ret);
+	return t0;
 }
 
-static void bench_export_cpu(int64_t *ns)
+/* ---- floors ---- */
+
+/* amdkfd's own wake: RELEASE_MEM on an unregistered event, hsaKmtWaitOnEvent(). */
+static int64_t floor_kfd(void)
 {
-	HsaEvent *ev = events[0];
-	int i;
+	int64_t t0 = signal_gpu(floor_ev);
 
-	for (i = 0; i < iterations; i++) {
-		int fd = export_next(ev);
-		int64_t t0 = kfdsim_now_ns();
-
-		hsaKmtSetEvent(ev);
-		wait_readable(fd);
-		ns[i] = kfdsim_now_ns() - t0;
-		close(fd);
-	}
-	report("export_cpu", ns, iterations);
+	if (hsaKmtWaitOnEvent(floor_ev, 20000) != HSAKMT_STATUS_SUCCESS)
+		die("floor event not signalled within 20 s", ETIMEDOUT);
+	return kfdsim_now_ns() - t0;
 }
 
-static void bench_import_memory(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns,
-				int64_t *done_ns)
+/* eventfd write -> poll() in an already running thread. */
+static struct {
+	int ping, pong;
+	int64_t woke;
+	pthread_t thread;
+} efd;
+
+static void *eventfd_main(void *arg)
 {
-	static volatile uint64_t word;
-	int efd = eventfd(0, EFD_CLOEXEC), i;
+	uint64_t v;
 
-	if (efd < 0)
-		die("eventfd", errno);
-	for (i = 0; i < iterations; i++) {
-		int fd = kfdsync_timeline_create_fence(tl, ++*value, "bench");
-		struct kfdsync_import a = {
-			.fd = fd, .flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_EVENTFD,
-			.addr = (uintptr_t)&word, .value = 1, .error_value = 2, .eventfd = efd };
-		int64_t t0, limit;
-		uint64_t done;
+	(void)arg;
+	for (;;) {
+		struct pollfd p = { .fd = efd.ping, .events = POLLIN };
 
-		if (fd < 0)
-			die("kfdsync_timeline_create_fence", -fd);
-		word = 0;
-		if (ioctl(kfdsync_ctx_fd(ctx), KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a))
-			die("KFDSYNC_IOCTL_IMPORT_SYNC_FILE", errno);
-		t0 = kfdsim_now_ns();
-		limit = t0 + 10000000000LL;
-		kfdsync_timeline_inc(tl, 1);
-		while (!word)
-			if (kfdsim_now_ns() > limit)
-				die("imported word not written within 10 s", ETIMEDOUT);
-		ns[i] = kfdsim_now_ns() - t0;
-		wait_readable(efd);
-		done_ns[i] = kfdsim_now_ns() - t0;
-		if (read(efd, &done, sizeof(done)) != sizeof(done))
-			die("read eventfd", errno);
-		close(fd);
+		if (poll(&p, 1, -1) != 1)
+			continue;
+		efd.woke = kfdsim_now_ns();
+		if (read(efd.ping, &v, sizeof(v)) != sizeof(v))
+			continue;
+		if (v == 2)
+			break;
+		v = 1;
+		if (write(efd.pong, &v, sizeof(v)) != sizeof(v))
+			break;
 	}
-	close(efd);
-	report("import_memory", ns, iterations);
-	report("import_done", done_ns, iterations);
+	return NULL;
 }
 
-static void bench_import_event(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns)
+static void eventfd_start(void)
 {
-	HsaEvent *ev = new_event();
-	int i;
-
-	for (i = 0; i < iterations; i++) {
-		int fd = kfdsync_timeline_create_fence(tl, ++*value, "bench");
-		int64_t t0;
-		int ret;
-
-		if (fd < 0)
-			die("kfdsync_timeline_create_fence", -fd);
-		ret = kfdsync_import_to_event(ctx, fd, ev->EventId);
-		if (ret)
-			die("kfdsync_import_to_event", -ret);
-		t0 = kfdsim_now_ns();
-		kfdsync_timeline_inc(tl, 1);
-		if (hsaKmtWaitOnEvent(ev, 10000) != HSAKMT_STATUS_SUCCESS)
-			die("imported event not set within 10 s", ETIMEDOUT);
-		ns[i] = kfdsim_now_ns() - t0;
-		close(fd);
-	}
-	report("import_event", ns, iterations);
-	hsaKmtDestroyEvent(ev);
+	efd.ping = eventfd(0, EFD_CLOEXEC);
+	efd.pong = eventfd(0, EFD_CLOEXEC);
+	if (efd.ping < 0 || efd.pong < 0 || pthread_create(&efd.thread, NULL, eventfd_main, NULL))
+		die("eventfd floor", errno);
+	pthread_setname_np(efd.thread, "bench-eventfd");
 }
 
-static void bench_timeline(struct kfdsync_timeline *tl, uint32_t *value, int64_t *ns)
+static void eventfd_stop(void)
 {
+	uint64_t v = 2;
+
+	if (write(efd.ping, &v, sizeof(v)) == sizeof(v))
+		pthread_join(efd.thread, NULL);
+	close(efd.ping);
+	close(efd.pong);
+}
+
+static int64_t floor_eventfd(void)
+{
+	uint64_t v = 1;
+	int64_t t0 = kfdsim_now_ns();
+
+	if (write(efd.ping, &v, sizeof(v)) != sizeof(v))
+		die("eventfd write", errno);
+	wait_readable(efd.pong);
+	if (read(efd.pong, &v, sizeof(v)) != sizeof(v))
+		die("eventfd read", errno);
+	return efd.woke - t0;
+}
+
+/* Timeline increment -> poll() on its fence (sw_sync's path). */
+static int64_t floor_timeline(void)
+{
+	int fd = kfdsync_timeline_create_fence(tl, ++tl_value, "bench");
+	int64_t t0;
+
+	if (fd < 0)
+		die("kfdsync_timeline_create_fence", -fd);
+	t0 = kfdsim_now_ns();
+	kfdsync_timeline_inc(tl, 1);
+	wait_readable(fd);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+/* ---- paths ---- */
+
+static int64_t path_export_sync_file(void)
+{
+	int fd = export_next(events[0], 0);
+	int64_t t0 = signal_gpu(events[0]);
+
+	wait_readable(fd);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+static int eventfd_export_fd = -1;
+
+static int64_t path_export_eventfd(void)
+{
+	uint64_t v;
+	int ret = kfdsync_event_export_eventfd(ctx, events[0]->EventId, age_of(events[0]), 0,
+					       eventfd_export_fd);
+	int64_t t0;
+
+	if (ret)
+		die("kfdsync_event_export_eventfd", -ret);
+	t0 = signal_gpu(events[0]);
+	wait_readable(eventfd_export_fd);
+	t0 = kfdsim_now_ns() - t0;
+	if (read(eventfd_export_fd, &v, sizeof(v)) != sizeof(v))
+		die("read eventfd", errno);
+	return t0;
+}
+
+static int64_t path_export_cpu(void)
+{
+	int fd = export_next(events[0], 0);
+	int64_t t0 = kfdsim_now_ns();
+
+	hsaKmtSetEvent(events[0]);
+	wait_readable(fd);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+static volatile uint64_t *import_word;
+
+static int64_t path_import_memory(void)
+{
+	int fd = kfdsync_timeline_create_fence(tl, ++tl_value, "bench"), ret;
+	int64_t t0, limit;
+
+	if (fd < 0)
+		die("kfdsync_timeline_create_fence", -fd);
+	*import_word = 0;
+	ret = kfdsync_import_to_memory(ctx, fd, (uint64_t *)import_word, 1, 2);
+	if (ret)
+		die("kfdsync_import_to_memory", -ret);
+	t0 = kfdsim_now_ns();
+	limit = t0 + 20000000000LL;
+	kfdsync_timeline_inc(tl, 1);
+	while (!*import_word)
+		if (kfdsim_now_ns() > limit)
+			die("imported word not written within 20 s", ETIMEDOUT);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+static HsaEvent *import_ev;
+
+static int64_t path_import_event(void)
+{
+	int fd = kfdsync_timeline_create_fence(tl, ++tl_value, "bench"), ret;
+	int64_t t0;
+
+	if (fd < 0)
+		die("kfdsync_timeline_create_fence", -fd);
+	ret = kfdsync_import_to_event(ctx, fd, import_ev->EventId);
+	if (ret)
+		die("kfdsync_import_to_event", -ret);
+	t0 = kfdsim_now_ns();
+	kfdsync_timeline_inc(tl, 1);
+	if (hsaKmtWaitOnEvent(import_ev, 20000) != HSAKMT_STATUS_SUCCESS)
+		die("imported event not set within 20 s", ETIMEDOUT);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+static int64_t *hsa_value;
+static struct kfdsync_hsa_signal hsa_sig;
+
+static int64_t path_hsa_condition(void)
+{
+	uint32_t dw[32];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	int64_t t0;
+	int fd, ret;
+
+	*hsa_value = 1;
+	fd = kfdsync_hsa_signal_export_sync_file(ctx, &hsa_sig, KFDSYNC_HSA_EQ, 0, 0);
+	if (fd < 0)
+		die("kfdsync_hsa_signal_export_sync_file", -fd);
+	pm4_write_data64(&b, (uintptr_t)hsa_value, 0);
+	pm4_release_mem_event(&b, hsa_sig.mailbox, hsa_sig.event_id);
+	t0 = kfdsim_now_ns();
+	ret = kfdsim_submit_buf(sim, queue, &b, NULL);
+	if (ret)
+		die("kfdsim_submit_buf", -ret);
+	wait_readable(fd);
+	t0 = kfdsim_now_ns() - t0;
+	close(fd);
+	return t0;
+}
+
+/* Interleave path and floor, @n times each. */
+static void interleave(int64_t (*path)(void), int64_t (*floor_fn)(void), int n,
+		       struct stats *ps, struct stats *fs)
+{
+	int64_t *a = calloc(n, sizeof(*a)), *b = calloc(n, sizeof(*b));
 	int i;
 
-	for (i = 0; i < iterations; i++) {
-		int fd = kfdsync_timeline_create_fence(tl, ++*value, "bench");
-		int64_t t0;
-
-		if (fd < 0)
-			die("kfdsync_timeline_create_fence", -fd);
-		t0 = kfdsim_now_ns();
-		kfdsync_timeline_inc(tl, 1);
-		wait_readable(fd);
-		ns[i] = kfdsim_now_ns() - t0;
-		close(fd);
+	if (!a || !b)
+		die("calloc", ENOMEM);
+	for (i = 0; i < n; i++) {
+		a[i] = path();
+		b[i] = floor_fn();
 	}
-	report("timeline", ns, iterations);
+	*ps = stats_of(a, n);
+	*fs = stats_of(b, n);
+	free(a);
+	free(b);
+}
+
+static void latency_row(const char *name, int64_t (*path)(void), const char *floor_name,
+			int64_t (*floor_fn)(void))
+{
+	struct stats p, f;
+
+	interleave(path, floor_fn, iterations, &p, &f);
+	report_latency(name, p, floor_name, f);
+}
+
+static void bench_latency(void)
+{
+	struct stats p, f;
+
+	table_header("latency");
+	json_section("latency");
+	/* Two floors against each other: the machine's noise, for scale. */
+	interleave(floor_eventfd, floor_kfd, iterations, &p, &f);
+	report_latency("floor:eventfd", p, "kfd_wait", f);
+	interleave(floor_timeline, floor_eventfd, iterations, &p, &f);
+	report_latency("floor:timeline", p, "eventfd", f);
+
+	latency_row("export_sync_file", path_export_sync_file, "kfd_wait", floor_kfd);
+	latency_row("export_eventfd", path_export_eventfd, "kfd_wait", floor_kfd);
+	if (!relay_mode)
+		latency_row("hsa_condition", path_hsa_condition, "kfd_wait", floor_kfd);
+	else
+		printf("# hsa_condition: skipped in relay mode (ROCr's hints relay it)\n");
+	latency_row("export_cpu_set", path_export_cpu, "eventfd", floor_eventfd);
+	latency_row("import_memory", path_import_memory, "eventfd", floor_eventfd);
+	latency_row("import_event", path_import_event, "eventfd", floor_eventfd);
+	latency_row("timeline", floor_timeline, "eventfd", floor_eventfd);
+}
+
+/* ---- scaling ---- */
+
+/* Pending fences, one per registered event but events[0] (kept open). */
+static int pending_fds[MAX_EVENTS];
+static int n_pending;
+
+static void pend_fences(int n)
+{
+	while (n_pending + 1 < n && n_pending + 1 < n_registered) {
+		HsaEvent *ev = events[n_pending + 1];
+		int fd = kfdsync_event_export_sync_file(ctx, ev->EventId, age_of(ev),
+							3600LL * 1000000000);
+
+		if (fd < 0) {
+			fprintf(stderr, "# pending fence #%d: %s\n", n_pending, strerror(-fd));
+			break;
+		}
+		pending_fds[n_pending++] = fd;
+	}
+}
+
+static void unpend_fences(void)
+{
+	while (n_pending)
+		close(pending_fds[--n_pending]);
+}
+
+/* The export path, and the kernel's time from the interrupt to the signal. */
+static int64_t last_irq_to_signal;
+
+static int64_t path_export_irq(void)
+{
+	struct kfdsync_fence_status f;
+	struct kfdsim_queue_status st = { .queue_id = queue };
+	int fd = export_next(events[0], 0);
+	int64_t t0 = signal_gpu(events[0]);
+
+	wait_readable(fd);
+	t0 = kfdsim_now_ns() - t0;
+	if (kfdsync_sync_file_get_status(fd, NULL, &f, 1) == 1 && !kfdsim_queue_status(sim, queue, &st))
+		last_irq_to_signal = (int64_t)(f.timestamp_ns - st.last_irq_ns);
+	close(fd);
+	return t0;
+}
+
+static void scaling_row(const char *kind, int count, int actual)
+{
+	int64_t *a = calloc(iterations, sizeof(*a)), *b = calloc(iterations, sizeof(*b));
+	int64_t *k = calloc(iterations, sizeof(*k));
+	struct stats p, f, ks;
+	char name[48];
+	int i;
+
+	if (!a || !b || !k)
+		die("calloc", ENOMEM);
+	for (i = 0; i < iterations; i++) {
+		a[i] = path_export_irq();
+		k[i] = last_irq_to_signal;
+		b[i] = floor_kfd();
+	}
+	p = stats_of(a, iterations);
+	f = stats_of(b, iterations);
+	ks = stats_of(k, iterations);
+	snprintf(name, sizeof(name), "export/%s=%d", kind, actual);
+	printf("%-28s %6d %9.1f %9.1f %9.1f %9.1f  %-12s %9.1f %6.2f %6.2f  irq->signal %7.1f %7.1f\n",
+	       name, p.n, p.p50, p.p90, p.p99, p.max, "kfd_wait", f.p50, ratio(p.p50, f.p50),
+	       ratio(p.p90, f.p90), ks.p50, ks.p90);
+	fflush(stdout);
+	json_begin("\"kind\": \"%s\", \"count\": %d, \"requested\": %d, \"mode\": \"%s\", "
+		   "\"ratio_p50\": %.3f, \"ratio_p90\": %.3f", kind, actual, count, mode,
+		   ratio(p.p50, f.p50), ratio(p.p90, f.p90));
+	json_stats("path", p);
+	json_stats("floor_stats", f);
+	json_stats("irq_to_signal", ks);
+	json_end();
+	free(a);
+	free(b);
+	free(k);
+}
+
+/* Other processes, each with a context, events registered and fences pending. */
+static pid_t children[64];
+static int n_children;
+static int child_pipe[2];
+
+static void child_main(int n_ev, int ready_fd)
+{
+	struct kfdsync_ctx *c;
+	static int fds[1024];
+	char x = 1;
+	int i, n = 0;
+
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS || kfdsync_ctx_new(&c))
+		_exit(1);
+	for (i = 0; i < n_ev && i < 1024; i++) {
+		HsaEvent *ev = new_event();
+
+		if (!ev || kfdsync_event_add_hsa(c, ev, NULL))
+			break;
+		fds[n++] = kfdsync_event_export_sync_file(c, ev->EventId, 0, 3600LL * 1000000000);
+	}
+	if (write(ready_fd, &x, 1) != 1)
+		_exit(1);
+	close(ready_fd);
+	/* Until the parent closes its end. */
+	while (read(child_pipe[0], &x, 1) > 0)
+		;
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	_exit(0);
+}
+
+static void spawn_children(int n, int n_ev)
+{
+	int ready[2];
+	char x;
+
+	if (!n_children && pipe(child_pipe))
+		die("pipe", errno);
+	if (pipe(ready))
+		die("pipe", errno);
+	while (n_children < n) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork", errno);
+		if (pid == 0) {
+			close(ready[0]);
+			close(child_pipe[1]);
+			child_main(n_ev, ready[1]);
+		}
+		children[n_children++] = pid;
+		if (read(ready[0], &x, 1) != 1)
+			die("a child process failed to set up", EIO);
+	}
+	close(ready[0]);
+	close(ready[1]);
+}
+
+static void reap_children(void)
+{
+	if (!n_children)
+		return;
+	close(child_pipe[1]);
+	while (n_children)
+		waitpid(children[--n_children], NULL, 0);
+	close(child_pipe[0]);
+}
+
+/* Wait-all (merged sync_file, or poll until every fd) and wait-any over N fences. */
+static void waitn_rows(int n)
+{
+	int64_t *merged = calloc(iterations, sizeof(int64_t));
+	int64_t *all = calloc(iterations, sizeof(int64_t));
+	int64_t *any = calloc(iterations, sizeof(int64_t));
+	struct pollfd *p = calloc(n, sizeof(*p));
+	int *fds = calloc(n, sizeof(int));
+	/* Merging N fences one by one costs O(N^2): fewer rounds for large N. */
+	int it, i, iters = 4000 / n < iterations / 4 ? 4000 / n : iterations / 4;
+	struct stats s1, s2, s3;
+
+	if (iters < 1)
+		iters = 1;
+	if (!merged || !all || !any || !p || !fds)
+		die("calloc", ENOMEM);
+	for (it = 0; it < iters; it++) {
+		for (int kind = 0; kind < 3; kind++) {
+			uint32_t *dw = calloc(8 * n + 8, sizeof(uint32_t));
+			struct pm4_buf b = { .dw = dw, .cap = 8 * n + 8 };
+			int mfd = -1, left;
+			int64_t t0;
+
+			for (i = 0; i < n; i++)
+				fds[i] = export_next(events[i], 0);
+			if (kind == 0) {
+				mfd = dup(fds[0]);
+				for (i = 1; i < n; i++) {
+					int m = kfdsync_sync_file_merge(NULL, mfd, fds[i]);
+
+					if (m < 0)
+						die("kfdsync_sync_file_merge", -m);
+					close(mfd);
+					mfd = m;
+				}
+			}
+			if (kind == 2)
+				pm4_release_mem_event(&b, events[n - 1]->EventData.HWData2,
+						      events[n - 1]->EventId);
+			else
+				for (i = 0; i < n; i++)
+					pm4_release_mem_event(&b, events[i]->EventData.HWData2,
+							      events[i]->EventId);
+			t0 = kfdsim_now_ns();
+			if (kfdsim_submit_buf(sim, queue, &b, NULL))
+				die("kfdsim_submit_buf", EIO);
+			if (kind == 0) {
+				wait_readable(mfd);
+				merged[it] = kfdsim_now_ns() - t0;
+				close(mfd);
+			} else {
+				for (i = 0; i < n; i++)
+					p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+				for (left = kind == 1 ? n : 1; left > 0;) {
+					int r = poll(p, n, 20000);
+
+					if (r <= 0)
+						die("poll", r ? errno : ETIMEDOUT);
+					for (i = 0; i < n; i++)
+						if (p[i].revents) {
+							p[i].fd = -1;
+							left--;
+						}
+				}
+				(kind == 1 ? all : any)[it] = kfdsim_now_ns() - t0;
+			}
+			for (i = 0; i < n; i++)
+				close(fds[i]);
+			free(dw);
+			if (kind == 2) {	/* the others are still pending: signal them */
+				struct pm4_buf b2 = { .dw = calloc(8 * n, 4), .cap = 8 * n };
+				uint64_t end;
+
+				for (i = 0; i < n - 1; i++)
+					pm4_release_mem_event(&b2, events[i]->EventData.HWData2,
+							      events[i]->EventId);
+				if (n > 1 && !kfdsim_submit_buf(sim, queue, &b2, &end))
+					kfdsim_queue_wait(sim, queue, end, 20000);
+				free((void *)b2.dw);
+				/* Relay mode: let the relay report them before the next export. */
+				if (relay_mode)
+					usleep(20000);
+			}
+		}
+	}
+	s1 = stats_of(merged, iters);
+	s2 = stats_of(all, iters);
+	s3 = stats_of(any, iters);
+	printf("%-28s %6d %9.1f %9.1f %9.1f %9.1f\n", "waitall_merged", n, s1.p50, s1.p90, s1.p99,
+	       s1.max);
+	printf("%-28s %6d %9.1f %9.1f %9.1f %9.1f\n", "waitall_poll", n, s2.p50, s2.p90, s2.p99,
+	       s2.max);
+	printf("%-28s %6d %9.1f %9.1f %9.1f %9.1f\n", "waitany_poll", n, s3.p50, s3.p90, s3.p99,
+	       s3.max);
+	fflush(stdout);
+	json_begin("\"kind\": \"wait\", \"count\": %d, \"mode\": \"%s\"", n, mode);
+	json_stats("waitall_merged", s1);
+	json_stats("waitall_poll", s2);
+	json_stats("waitany_poll", s3);
+	json_end();
+	free(merged);
+	free(all);
+	free(any);
+	free(p);
+	free(fds);
+}
+
+static void bench_scaling(void)
+{
+	static const int counts[] = { 1, 64, 1024, MAX_EVENTS };
+	static const int contexts[] = { 1, 8, 64 };
+	size_t i;
+
+	table_header("scaling: registered events, each with a pending fence");
+	json_section("scaling");
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		int want = counts[i] == MAX_EVENTS ? MAX_EVENTS - RESERVED_EVENTS : counts[i];
+
+		if (quick && counts[i] > 64)
+			break;
+		register_events(want);
+		pend_fences(want);
+		scaling_row("events", counts[i], n_registered);
+	}
+	unpend_fences();
+	unregister_events(1);
+
+	table_header("scaling: other processes' contexts (64 events, 64 pending fences each)");
+	scaling_row("contexts", 0, 0);
+	for (i = 0; i < sizeof(contexts) / sizeof(contexts[0]); i++) {
+		if (quick && contexts[i] > 1)
+			break;
+		spawn_children(contexts[i], 64);
+		scaling_row("contexts", contexts[i], n_children);
+	}
+	reap_children();
+
+	printf("\n# wait on N exported fences (%s mode, microseconds from the submit)\n", mode);
+	printf("%-28s %6s %9s %9s %9s %9s\n", "# wait", "N", "p50", "p90", "p99", "max");
+	for (i = 0; i < 3; i++) {
+		static const int ns[] = { 8, 64, 512 };
+
+		if (quick && ns[i] > 8)
+			break;
+		register_events(ns[i]);
+		waitn_rows(ns[i]);
+	}
+	unregister_events(1);
+}
+
+/* ---- throughput ---- */
+
+static double seconds_of(int64_t ns)
+{
+	return ns / 1e9;
+}
+
+/* register + export + signal + wait + close + unregister, on @n events at once. */
+static int64_t cycles(int n, int rounds)
+{
+	uint32_t *dw = calloc(8 * n + 8, 4);
+	int *fds = calloc(n, sizeof(int));
+	int64_t t0 = kfdsim_now_ns();
+	int r, i, ret;
+
+	if (!dw || !fds)
+		die("calloc", ENOMEM);
+	for (r = 0; r < rounds; r++) {
+		struct pm4_buf b = { .dw = dw, .cap = 8 * n + 8 };
+
+		for (i = 0; i < n; i++) {
+			HsaEvent *ev = events[1 + i];
+
+			ret = kfdsync_event_add_hsa(ctx, ev, NULL);
+			if (ret)
+				die("kfdsync_event_add_hsa", -ret);
+			fds[i] = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
+			if (fds[i] < 0)
+				die("kfdsync_event_export_sync_file", -fds[i]);
+			pm4_release_mem_event(&b, ev->EventData.HWData2, ev->EventId);
+		}
+		if (kfdsim_submit_buf(sim, queue, &b, NULL))
+			die("kfdsim_submit_buf", EIO);
+		for (i = 0; i < n; i++) {
+			wait_readable(fds[i]);
+			close(fds[i]);
+			kfdsync_event_remove(ctx, events[1 + i]->EventId);
+		}
+	}
+	free(dw);
+	free(fds);
+	return kfdsim_now_ns() - t0;
+}
+
+static int64_t timeline_cycles(int rounds)
+{
+	int64_t t0 = kfdsim_now_ns();
+	int r;
+
+	for (r = 0; r < rounds; r++)
+		floor_timeline();
+	return kfdsim_now_ns() - t0;
+}
+
+static int64_t eventfd_roundtrips(int rounds)
+{
+	int64_t t0 = kfdsim_now_ns();
+	int r;
+
+	for (r = 0; r < rounds; r++)
+		floor_eventfd();
+	return kfdsim_now_ns() - t0;
+}
+
+static void bench_throughput(void)
+{
+	int chunks = quick ? 1 : 10, chunk = iterations / 10 > 0 ? iterations / 10 : 1;
+	int64_t one = 0, many = 0, tlc = 0, efdt = 0;
+	int c, many_n = 64;
+
+	create_events(1 + many_n);
+	unregister_events(1);
+	for (c = 0; c < chunks; c++) {
+		one += cycles(1, chunk);
+		efdt += eventfd_roundtrips(chunk);
+		many += cycles(many_n, chunk / 8 > 0 ? chunk / 8 : 1);
+		efdt += eventfd_roundtrips(chunk);
+		tlc += timeline_cycles(chunk);
+		efdt += eventfd_roundtrips(chunk);
+	}
+	{
+		double efd_rate = 3.0 * chunks * chunk / seconds_of(efdt);
+		double one_rate = (double)chunks * chunk / seconds_of(one);
+		double many_rate = (double)chunks * (chunk / 8 > 0 ? chunk / 8 : 1) * many_n /
+				   seconds_of(many);
+		double tl_rate = (double)chunks * chunk / seconds_of(tlc);
+
+		printf("\n# throughput (%s mode, per second; interleaved in %d chunks)\n", mode, chunks);
+		printf("%-28s %12s %8s\n", "# cycle", "per second", "x floor");
+		printf("%-28s %12.0f %8.2f\n", "floor:eventfd_roundtrip", efd_rate, 1.0);
+		printf("%-28s %12.0f %8.2f\n", "cycle_one_event", one_rate, ratio(one_rate, efd_rate));
+		printf("%-28s %12.0f %8.2f\n", "cycle_64_events", many_rate,
+		       ratio(many_rate, efd_rate));
+		printf("%-28s %12.0f %8.2f\n", "timeline_cycle", tl_rate, ratio(tl_rate, efd_rate));
+		fflush(stdout);
+		json_section("throughput");
+		json_entry("\"name\": \"floor:eventfd_roundtrip\", \"mode\": \"%s\", \"per_s\": %.1f",
+			   mode, efd_rate);
+		json_entry("\"name\": \"cycle_one_event\", \"mode\": \"%s\", \"per_s\": %.1f, "
+			   "\"ratio\": %.3f", mode, one_rate, ratio(one_rate, efd_rate));
+		json_entry("\"name\": \"cycle_64_events\", \"mode\": \"%s\", \"per_s\": %.1f, "
+			   "\"ratio\": %.3f", mode, many_rate, ratio(many_rate, efd_rate));
+		json_entry("\"name\": \"timeline_cycle\", \"mode\": \"%s\", \"per_s\": %.1f, "
+			   "\"ratio\": %.3f", mode, tl_rate, ratio(tl_rate, efd_rate));
+	}
+}
+
+/* ---- memory ---- */
+
+/* Bytes in use in every slab cache (active_objs * objsize), and per cache. */
+#define MAX_CACHES 512
+struct slab_snap {
+	int n;
+	char name[MAX_CACHES][32];
+	int64_t bytes[MAX_CACHES];
+	int64_t total;
+};
+
+static void slab_read(struct slab_snap *s)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512];
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && s->n < MAX_CACHES) {
+		long active, num, size;
+		char name[64];
+
+		if (line[0] == '#' || sscanf(line, "%63s %ld %ld %ld", name, &active, &num, &size) != 4)
+			continue;
+		snprintf(s->name[s->n], sizeof(s->name[0]), "%.31s", name);
+		s->bytes[s->n] = (int64_t)active * size;
+		s->total += s->bytes[s->n];
+		s->n++;
+	}
+	fclose(f);
+}
+
+/* Print the caches that grew most between @a and @b; return total bytes. */
+static int64_t slab_delta(const char *what, const struct slab_snap *a, const struct slab_snap *b,
+			  int per)
+{
+	int64_t d = b->total - a->total;
+	int i, j, shown = 0;
+	char top[256] = "";
+
+	for (shown = 0; shown < 4; shown++) {
+		int best = -1;
+		int64_t bd = 0;
+
+		for (i = 0; i < b->n; i++) {
+			int64_t x = b->bytes[i];
+
+			for (j = 0; j < a->n; j++)
+				if (!strcmp(a->name[j], b->name[i]))
+					x -= a->bytes[j];
+			if (x > bd && !strstr(top, b->name[i])) {
+				bd = x;
+				best = i;
+			}
+		}
+		if (best < 0 || bd < per * 16)
+			break;
+		snprintf(top + strlen(top), sizeof(top) - strlen(top), "%s%s %.0f", shown ? ", " : "",
+			 b->name[best], (double)bd / per);
+	}
+	printf("%-34s %6d %10.0f   (%s)\n", what, per, per ? (double)d / per : 0, top);
+	json_entry("\"name\": \"%s\", \"mode\": \"%s\", \"count\": %d, \"bytes_per\": %.1f, "
+		   "\"top_caches\": \"%s\"", what, mode, per, per ? (double)d / per : 0, top);
+	return d;
+}
+
+static long vmstat(const char *key)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+	char name[64];
+	long v, r = -1;
+
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %ld", name, &v) == 2)
+		if (!strcmp(name, key))
+			r = v;
+	fclose(f);
+	return r;
+}
+
+static void bench_memory(void)
+{
+	struct slab_snap *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	int n = quick ? 64 : MAX_EVENTS - RESERVED_EVENTS, i, efdn;
+	int *fds;
+	long pins0, pins1;
+	void *pages;
+
+	if (!a || !b)
+		die("malloc", ENOMEM);
+	printf("\n# kernel memory (%s mode; slab bytes in use, deltas; largest caches)\n", mode);
+	printf("%-34s %6s %10s\n", "# what", "count", "bytes each");
+	json_section("memory");
+	create_events(n);
+	unregister_events(0);
+	n_registered = 0;
+	sleep(1);
+	slab_read(a);
+	register_events(n);
+	slab_read(b);
+	slab_delta("registered_event", a, b, n_registered);
+
+	/* Pending fences with an eventfd (no sync_file at all). */
+	efdn = eventfd(0, EFD_CLOEXEC);
+	slab_read(a);
+	for (i = 0; i < n_registered; i++)
+		if (kfdsync_event_export_eventfd(ctx, events[i]->EventId, age_of(events[i]),
+						 3600LL * 1000000000, efdn))
+			break;
+	slab_read(b);
+	slab_delta("pending_fence_eventfd", a, b, i);
+	/* Pending fences as sync_files (fence, sync_file, struct file). */
+	fds = calloc(n_registered, sizeof(int));
+	slab_read(a);
+	for (i = 0; i < n_registered; i++) {
+		fds[i] = kfdsync_event_export_sync_file(ctx, events[i]->EventId, age_of(events[i]),
+							3600LL * 1000000000);
+		if (fds[i] < 0)
+			break;
+	}
+	slab_read(b);
+	slab_delta("pending_fence_sync_file", a, b, i);
+	/* The same sync_file count from a timeline: what a sync_file alone costs. */
+	{
+		int *tfd = calloc(i, sizeof(int)), k, m = i;
+		struct kfdsync_timeline *t2;
+
+		if (tfd && !kfdsync_timeline_new(&t2)) {
+			slab_read(a);
+			for (k = 0; k < m && k < 1000; k++)
+				tfd[k] = kfdsync_timeline_create_fence(t2, k + 1, "bench");
+			slab_read(b);
+			slab_delta("timeline_fence_sync_file", a, b, k);
+			for (int j = 0; j < k; j++)
+				close(tfd[j]);
+			kfdsync_timeline_free(t2);
+		}
+		free(tfd);
+	}
+	/* End them: unregistering cancels the fences. */
+	for (int j = 0; j < i; j++)
+		close(fds[j]);
+	free(fds);
+	unregister_events(1);
+	close(efdn);
+
+	/* Pinned pages per import: one import per page of fresh anonymous memory. */
+	n = quick ? 16 : 256;
+	pages = mmap(NULL, (size_t)n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		     -1, 0);
+	fds = calloc(n, sizeof(int));
+	if (pages != MAP_FAILED && fds) {
+		memset(pages, 0, (size_t)n * 4096);
+		pins0 = vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released");
+		for (i = 0; i < n; i++) {
+			fds[i] = kfdsync_timeline_create_fence(tl, tl_value + 1 + i, "bench");
+			if (fds[i] < 0 ||
+			    kfdsync_import_to_memory(ctx, fds[i], (uint64_t *)((char *)pages + 4096 * i), 1, 2))
+				break;
+		}
+		pins1 = vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released");
+		/*
+		 * Pins are charged to the user's locked_vm (as io_uring's
+		 * buffers), not to the process's VmLck, and not at all with
+		 * CAP_IPC_LOCK (the benchmark runs as root): /proc/vmstat's pin
+		 * counters are what shows them.
+		 */
+		printf("%-34s %6d %10.2f   (pages; /proc/vmstat nr_foll_pin_*)\n",
+		       "pinned_pages_per_import", i, i ? (double)(pins1 - pins0) / i : 0);
+		json_entry("\"name\": \"pinned_pages_per_import\", \"mode\": \"%s\", \"count\": %d, "
+			   "\"pages_per\": %.2f", mode, i, i ? (double)(pins1 - pins0) / i : 0);
+		kfdsync_timeline_inc(tl, (uint32_t)n);
+		tl_value += n;
+		for (int j = 0; j < i; j++)
+			close(fds[j]);
+		munmap(pages, (size_t)n * 4096);
+	}
+	free(fds);
+	free(a);
+	free(b);
+}
+
+/* ---- CPU and idle wake-ups ---- */
+
+static int64_t rusage_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
+static int64_t rusage_sys_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_stime.tv_sec * 1000000000LL + ru.ru_stime.tv_usec * 1000LL;
+}
+
+/* Busy CPU time of the whole guest (all but idle and iowait), in ns. */
+static int64_t system_busy_ns(void)
+{
+	unsigned long long v[10] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) != 8)
+		v[0] = 0;
+	fclose(f);
+	return (int64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) * (1000000000LL / hz);
+}
+
+static void cpu_row(const char *name, int64_t (*fn)(void), int n)
+{
+	int64_t p0 = rusage_ns(), s0 = rusage_sys_ns(), b0 = system_busy_ns(), t0 = kfdsim_now_ns();
+	int i;
+
+	for (i = 0; i < n; i++)
+		fn();
+	{
+		double proc = (double)(rusage_ns() - p0) / n / 1e3;
+		double sys = (double)(rusage_sys_ns() - s0) / n / 1e3;
+		double busy = (double)(system_busy_ns() - b0) / n / 1e3;
+		double wall = (double)(kfdsim_now_ns() - t0) / n / 1e3;
+
+		printf("%-28s %6d %10.1f %10.1f %10.1f %10.1f\n", name, n, proc, sys, busy, wall);
+		json_entry("\"name\": \"%s\", \"mode\": \"%s\", \"n\": %d, \"process_us\": %.2f, "
+			   "\"process_sys_us\": %.2f, \"guest_busy_us\": %.2f, \"wall_us\": %.2f",
+			   name, mode, n, proc, sys, busy, wall);
+	}
+}
+
+static void bench_cpu(void)
+{
+	int n = quick ? 20 : iterations * 2;
+
+	printf("\n# CPU per signal (%s mode, microseconds; process = getrusage(RUSAGE_SELF), "
+	       "guest = /proc/stat busy time of every CPU)\n", mode);
+	printf("%-28s %6s %10s %10s %10s %10s\n", "# what", "n", "process", "process sys", "guest",
+	       "wall");
+	json_section("cpu");
+	cpu_row("floor:kfd_wait", floor_kfd, n);
+	cpu_row("export_sync_file", path_export_sync_file, n);
+	cpu_row("floor:kfd_wait", floor_kfd, n);
+	cpu_row("export_sync_file", path_export_sync_file, n);
+}
+
+static void bench_idle(void)
+{
+	static struct proc_thread a[PROC_THREADS_MAX], b[PROC_THREADS_MAX];
+	int na, nb, i, j, secs = quick ? 1 : 5;
+	pid_t self = getpid();
+
+	printf("\n# idle wake-ups per second of every thread but the main one (%s mode, %d s, "
+	       "%d events registered)\n", mode, secs, n_registered);
+	json_section("idle");
+	sleep(1);
+	na = proc_threads("", a, PROC_THREADS_MAX);
+	sleep(secs);
+	nb = proc_threads("", b, PROC_THREADS_MAX);
+	for (i = 0; i < nb && i < PROC_THREADS_MAX; i++) {
+		char path[64], comm[32] = "?";
+		FILE *f;
+
+		if (b[i].tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/comm", b[i].tid);
+		f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = '\0';
+			fclose(f);
+		}
+		for (j = 0; j < na; j++)
+			if (a[j].tid == b[i].tid)
+				break;
+		if (j == na)
+			continue;
+		printf("%-28s %6d %10.2f\n", comm, b[i].tid,
+		       (double)(b[i].switches - a[j].switches) / secs);
+		json_entry("\"thread\": \"%s\", \"mode\": \"%s\", \"wakeups_per_s\": %.2f", comm, mode,
+			   (double)(b[i].switches - a[j].switches) / secs);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	static const int event_counts[] = { 1, 16, 256, MAX_EVENTS };
+	static const struct option opts[] = {
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
 	struct kfdsync_module_info info;
-	struct kfdsync_timeline *tl;
-	uint32_t value = 0;
-	int64_t *ns, *ns2;
-	size_t i;
-	int ret;
+	struct kfdsync_event_state st;
+	int c, ret;
 
-	if (argc > 1)
-		iterations = atoi(argv[1]);
-	if (iterations < 1 || iterations > 1000000) {
-		fprintf(stderr, "usage: kfdsync_bench [ITERATIONS (1-1000000)]\n");
-		return 2;
+	while ((c = getopt_long(argc, argv, "n:qj:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			iterations = atoi(optarg);
+			break;
+		case 'q':
+			quick = true;
+			break;
+		case 'j':
+			json = fopen(optarg, "w");
+			if (!json)
+				die(optarg, errno);
+			break;
+		default:
+			fprintf(stderr, "usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE]\n"
+				"  -n, --iterations N  samples per latency row (default 1000)\n"
+				"  -q, --quick         smoke run: the small sizes only\n"
+				"  -j, --json FILE     also write the figures as JSON\n");
+			return c == 'h' ? 0 : 2;
+		}
 	}
-	ns = calloc(iterations, sizeof(*ns));
-	ns2 = calloc(iterations, sizeof(*ns2));
-	if (!ns || !ns2)
-		die("calloc", ENOMEM);
+	if (iterations < 1 || iterations > 1000000)
+		die("iterations must be 1-1000000", EINVAL);
+	/* A sanitizer's exit skips stdio's flush: never lose the table. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* 4095 pending sync_files and more: raise the fd limit (root may). */
+	{
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+			rl.rlim_cur = rl.rlim_max;
+			if (rl.rlim_max < 65536) {
+				struct rlimit big = { 65536, 65536 };
+
+				if (!setrlimit(RLIMIT_NOFILE, &big))
+					rl = big;
+			}
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
+	unsetenv("HSA_OVERRIDE_GFX_VERSION");
 
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		die("hsaKmtOpenKFD (is amdgpu loaded?)", ENODEV);
 	sim = kfdsim_open();
 	if (sim < 0)
 		die("kfdsim_open (is kfdsim.ko loaded? the bench runs in the test guest)", -sim);
-	ret = kfdsim_queue_create(sim, 0, &queue, NULL);
+	/* Room for the wait rows' bursts (512 RELEASE_MEMs of 8 dwords). */
+	ret = kfdsim_queue_create(sim, 65536, &queue, NULL);
 	if (ret)
 		die("kfdsim_queue_create", -ret);
 	ret = kfdsync_ctx_new(&ctx);
@@ -289,25 +1307,63 @@ int main(int argc, char **argv)
 	ret = kfdsync_timeline_new(&tl);
 	if (ret)
 		die("kfdsync_timeline_new", -ret);
+	floor_ev = new_event();
+	import_ev = new_event();
+	if (!floor_ev || !import_ev || register_events(1) != 1)
+		die("events", ENOSPC);
+	kfdsync_event_get_state(ctx, events[0]->EventId, &st);
+	relay_mode = st.source == KFDSYNC_SOURCE_RELAY;
+	mode = relay_mode ? "relay" : "hooks";
+	eventfd_start();
+	eventfd_export_fd = eventfd(0, EFD_CLOEXEC);
+	import_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hsa_value = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (eventfd_export_fd < 0 || import_word == MAP_FAILED || hsa_value == MAP_FAILED)
+		die("setup", errno);
+	hsa_ev = new_event();
+	if (!hsa_ev)
+		die("events", ENOSPC);
+	hsa_sig = (struct kfdsync_hsa_signal){ .value = hsa_value,
+		.mailbox = hsa_ev->EventData.HWData2, .event_id = hsa_ev->EventId };
 
-	printf("# kfdsync_bench: kernel %s, hooks %#x, %d iterations, microseconds\n",
-	       info.release, info.hooks, iterations);
-	printf("%-22s %8s %10s %10s %10s\n", "# path", "n", "median", "p90", "max");
-	for (i = 0; i < sizeof(event_counts) / sizeof(event_counts[0]); i++)
-		bench_export_gpu(event_counts[i], ns);
-	bench_export_cpu(ns);
-	bench_import_memory(tl, &value, ns, ns2);
-	if (info.hooks & KFDSYNC_HOOK_CPU_SET)
-		bench_import_event(tl, &value, ns);
-	else
-		printf("# import_event: skipped, needs the hooks (relay mode)\n");
-	bench_timeline(tl, &value, ns);
+	printf("# kfdsync_bench: kernel %s, %s mode (hooks %#x), %d iterations%s\n", info.release,
+	       mode, info.hooks, iterations, quick ? ", quick" : "");
+	if (json)
+		fprintf(json, "{\n  \"kernel\": \"%s\", \"mode\": \"%s\", \"iterations\": %d, "
+			"\"quick\": %s,", info.release, mode, iterations, quick ? "true" : "false");
 
+	bench_latency();
+	bench_scaling();
+	bench_throughput();
+	bench_memory();
+	bench_cpu();
+	register_events(quick ? 8 : 1024);
+	/* Relay mode: start the import relay thread too (one import to an event). */
+	if (relay_mode) {
+		int fd = kfdsync_timeline_create_fence(tl, ++tl_value, "bench");
+
+		if (fd >= 0 && !kfdsync_import_to_event(ctx, fd, import_ev->EventId)) {
+			kfdsync_timeline_inc(tl, 1);
+			hsaKmtWaitOnEvent(import_ev, 20000);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	bench_idle();
+
+	if (json) {
+		fprintf(json, " ]\n}\n");
+		fclose(json);
+	}
+	eventfd_stop();
 	kfdsync_timeline_free(tl);
 	kfdsync_ctx_free(ctx);
 	kfdsim_queue_destroy(sim, queue);
+	for (c = 0; c < n_events; c++)
+		hsaKmtDestroyEvent(events[c]);
+	hsaKmtDestroyEvent(floor_ev);
+	hsaKmtDestroyEvent(import_ev);
+	hsaKmtDestroyEvent(hsa_ev);
 	hsaKmtCloseKFD();
-	free(ns2);
-	free(ns);
 	return 0;
 }

@@ -357,52 +357,37 @@ struct kfdsync_ioctl_desc {
 	unsigned int flags;
 };
 
+/* One table entry: the request, its argument check, handler and flags. */
+#define KFDSYNC_IOCTL_DEF(name, chk, fn, fl)				\
+	[_IOC_NR(KFDSYNC_IOCTL_##name)] = {				\
+		.cmd = KFDSYNC_IOCTL_##name, .check = chk, .func = fn,	\
+		.flags = fl,						\
+	}
+
 static const struct kfdsync_ioctl_desc kfdsync_ioctls[] = {
-	[_IOC_NR(KFDSYNC_IOCTL_INFO)] = {
-		KFDSYNC_IOCTL_INFO, kfdsync_check_info, kfdsync_ioctl_info,
-		KFDSYNC_IOCTL_COPY_OUT,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EVENT_REGISTER)] = {
-		KFDSYNC_IOCTL_EVENT_REGISTER, kfdsync_check_register,
-		kfdsync_ioctl_event_register, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EVENT_UNREGISTER)] = {
-		KFDSYNC_IOCTL_EVENT_UNREGISTER, kfdsync_check_unregister,
-		kfdsync_ioctl_event_unregister, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EVENT_QUERY)] = {
-		KFDSYNC_IOCTL_EVENT_QUERY, kfdsync_check_query,
-		kfdsync_ioctl_event_query,
-		KFDSYNC_IOCTL_OWNER | KFDSYNC_IOCTL_COPY_OUT,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EXPORT_SYNC_FILE)] = {
-		KFDSYNC_IOCTL_EXPORT_SYNC_FILE, kfdsync_check_export,
-		kfdsync_ioctl_export_sync_file, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EXPORT_EVENTFD)] = {
-		KFDSYNC_IOCTL_EXPORT_EVENTFD, kfdsync_check_export,
-		kfdsync_ioctl_export_eventfd, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_RELAY_SIGNAL)] = {
-		KFDSYNC_IOCTL_RELAY_SIGNAL, kfdsync_check_relay,
-		kfdsync_ioctl_relay_signal, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_IMPORT_SYNC_FILE)] = {
-		KFDSYNC_IOCTL_IMPORT_SYNC_FILE, kfdsync_import_check,
-		kfdsync_ioctl_import_sync_file, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_EXPORT_CONDITION)] = {
-		KFDSYNC_IOCTL_EXPORT_CONDITION, kfdsync_check_condition,
-		kfdsync_ioctl_export_condition, KFDSYNC_IOCTL_OWNER,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_STATUS)] = {
-		KFDSYNC_IOCTL_STATUS, kfdsync_check_status,
-		kfdsync_ioctl_status, KFDSYNC_IOCTL_COPY_OUT,
-	},
-	[_IOC_NR(KFDSYNC_IOCTL_RELAY_SIGNALS)] = {
-		KFDSYNC_IOCTL_RELAY_SIGNALS, kfdsync_check_relays,
-		kfdsync_ioctl_relay_signals, KFDSYNC_IOCTL_OWNER,
-	},
+	KFDSYNC_IOCTL_DEF(INFO, kfdsync_check_info,
+			  kfdsync_ioctl_info, KFDSYNC_IOCTL_COPY_OUT),
+	KFDSYNC_IOCTL_DEF(EVENT_REGISTER, kfdsync_check_register,
+			  kfdsync_ioctl_event_register, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(EVENT_UNREGISTER, kfdsync_check_unregister,
+			  kfdsync_ioctl_event_unregister, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(EVENT_QUERY, kfdsync_check_query,
+			  kfdsync_ioctl_event_query,
+			  KFDSYNC_IOCTL_OWNER | KFDSYNC_IOCTL_COPY_OUT),
+	KFDSYNC_IOCTL_DEF(EXPORT_SYNC_FILE, kfdsync_check_export,
+			  kfdsync_ioctl_export_sync_file, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(EXPORT_EVENTFD, kfdsync_check_export,
+			  kfdsync_ioctl_export_eventfd, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(RELAY_SIGNAL, kfdsync_check_relay,
+			  kfdsync_ioctl_relay_signal, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(IMPORT_SYNC_FILE, kfdsync_import_check,
+			  kfdsync_ioctl_import_sync_file, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(EXPORT_CONDITION, kfdsync_check_condition,
+			  kfdsync_ioctl_export_condition, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(STATUS, kfdsync_check_status,
+			  kfdsync_ioctl_status, KFDSYNC_IOCTL_COPY_OUT),
+	KFDSYNC_IOCTL_DEF(RELAY_SIGNALS, kfdsync_check_relays,
+			  kfdsync_ioctl_relay_signals, KFDSYNC_IOCTL_OWNER),
 };
 
 /**

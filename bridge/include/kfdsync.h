@@ -210,31 +210,87 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  *
  * **The relay.** kfdsync learns of signals from hooks on amdkfd
  * (KFDSYNC_SOURCE_HOOKS). Where they are not attached (kfdsync.ko loaded
- * with hooks=N, a kernel without kprobes; kfdsync_event_get_state() reports
- * KFDSYNC_SOURCE_RELAY), kfdsync_event_add() starts a relay for the
- * event: a thread of the library that waits on the event with libhsakmt
- * (forever, on the event and a private stop event, so no signal is lost to
- * a timed wait) and reports each wake-up to the module. The thread blocks
- * all signals and sleeps in the kernel; kfdsync_event_remove() and
- * kfdsync_ctx_free() stop and join it. What the relay requires:
+ * with hooks=N, a kernel release kfdsync has not verified, no kprobes;
+ * kfdsync_event_get_state() reports KFDSYNC_SOURCE_RELAY),
+ * kfdsync_event_add() hands the event to the context's relay: threads of
+ * the library that wait on the relayed events with amdkfd's
+ * AMDKFD_IOC_WAIT_EVENTS (on a /dev/kfd fd of the library's own), always
+ * without a timeout (on 6.1 a timed wait can lose an auto-reset signal that
+ * lands as it expires), together with a private wake-up event of each
+ * thread, and report to the module what amdkfd delivered
+ * (KFDSYNC_IOCTL_RELAY_SIGNALS). The threads block all signals, sleep in
+ * the kernel while nothing is signalled (no periodic wake-up), are named
+ * "kfdsync-relay", and are stopped and joined by kfdsync_ctx_free(). How
+ * many, and what the age counts, depends on amdkfd:
  *
- * - The relay *consumes* the event's signals: an auto-reset event wakes one
- *   waiter per signal. Relay only events no other thread waits on, and
- *   register each event with one context only (two relays would split its
- *   signals). A manual-reset event stays set after its signal and would be
- *   reported again and again: register only auto-reset events in relay
- *   mode.
+ * - **With event ages** (KFD ioctl 1.14, Linux 6.5 and later): amdkfd
+ *   counts every time it sets an event and tells a waiter the count. The
+ *   relay reports the difference, so the age is exactly the number of
+ *   times amdkfd set the event after registration, however many signals
+ *   land between two wake-ups. One thread serves up to 1024 events; at most
+ *   4 threads per context (4095 events).
+ * - **Without event ages** (Linux 6.1): amdkfd's multi-event wait says only
+ *   that some event fired, while it consumes the pending signal of every
+ *   event it waits on; so every relayed event has a thread of its own that
+ *   waits on it and its wake-up event only, and reports one signal per
+ *   wake-up: signals that land within one wake-up (a burst) count as one,
+ *   so later fences of that event wait for signals that already happened
+ *   and end by their watchdog (-ETIMEDOUT): late, never early.
+ *
+ * What the relay consumes, so that an application knows whether it can
+ * still wait on its own events: the relay is always queued on every relayed
+ * event (but for a moment after each wake-up), so amdkfd wakes it for every
+ * signal; an application thread that is already waiting on the event then
+ * wakes as well (amdkfd wakes every queued waiter), but the signal does not
+ * stay pending: a wait that starts *after* the signal does not see it
+ * (unless it passes an event age, with libhsakmt's _Ext waits, ROCr 5.7+).
+ * And each relay wait consumes a signal left pending on an auto-reset event
+ * (one that landed while no one waited). In return, on kernels with event
+ * ages the application's own waits take nothing from the relay's count;
+ * without event ages a signal the application's wait consumes first is not
+ * counted (late, never early). Hence: relay only events that no other
+ * thread waits on, or whose waiters are already waiting when the signal
+ * comes; register each event with one context only (two relays would
+ * report one signal twice); and relay only auto-reset events (a
+ * manual-reset event stays set and would be reported again and again).
+ *
+ * What the age then guarantees (I1): the age counts what amdkfd delivered,
+ * never a signal that did not happen, with two exceptions of amdkfd's own
+ * making that no relay can tell from real signals:
+ *
+ * - amdkfd sets an event twice for one GPU write when two of its interrupt
+ *   handlers for the process both see the written slot before either
+ *   acknowledges it. Each GPU node has one handler (a work item that never
+ *   runs beside itself), so this needs a process on two or more GPU nodes
+ *   (two GPUs, or a partitioned GPU) whose handlers run at once, one of them
+ *   handling the same event or scanning every slot (an interrupt whose own
+ *   slot was already acknowledged) within the other's few instructions
+ *   between reading and acknowledging the slot. With event ages the second
+ *   set counts as a signal; without, it usually merges into the same
+ *   wake-up. A fence exported for the next work may then signal one signal
+ *   early. The library does not refuse relay exports on such machines (the
+ *   KFD topology lists every GPU of the system, not those the process uses,
+ *   so it would refuse every multi-GPU machine), it documents it: there,
+ *   prefer kernels where the hooks attach (they count each write once).
+ * - With event ages, a relay wait that is interrupted at the moment its
+ *   event fires (the process being stopped, traced or frozen) makes amdkfd
+ *   restore the auto-reset signal by setting the event again, which moves
+ *   the age once more (kfd_wait_on_events(), free_waiters()).
+ *
+ * Further requirements:
+ *
  * - A signal pending on the event (set, nobody waited) when it is
- *   registered is discarded, not counted: submit the work that signals only
+ *   registered is consumed, not counted: submit the work that signals only
  *   after registering (the pattern above).
  * - libhsakmt must be initialised (hsaKmtOpenKFD()) when an event is
- *   registered; each relay holds its own hsaKmtOpenKFD() reference until it
- *   stops, and uses one more signal event (its stop event) of amdkfd's
- *   limit of 4096 per process.
- * - Unregister an event before destroying it (hsaKmtDestroyEvent()): a
- *   destroyed event's relay ends, and its fences end by their watchdog.
- * - One thread per relayed event, so at most the module's max_events per
- *   context. After fork(2) the child has no relays (nor the context).
+ *   registered; the relay holds an hsaKmtOpenKFD() reference and its own fd
+ *   of /dev/kfd until the context is freed, and uses one amdkfd signal event
+ *   per thread (its wake-up event) of amdkfd's limit of 4095 per process:
+ *   at most 4 with event ages, one per relayed event without.
+ * - Unregister an event before destroying it (hsaKmtDestroyEvent()). A
+ *   destroyed event stops being relayed (its fences end by their watchdog);
+ *   the relay of the other events goes on.
+ * - After fork(2) the child has no relays (nor the context).
  *
  * kfdsync_ctx_set_relay() turns the relay off; the application then
  * relays with kfdsync_event_relay(), or the events' fences end by their
@@ -262,10 +318,11 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
  *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
  *   context's limit of events is reached (or, relay mode, no amdkfd event
- *   left for the relay's stop event), `-EPERM` the context belongs to
- *   another process, `-ESRCH` relay mode and libhsakmt cannot open
- *   /dev/kfd, `-EAGAIN` relay mode and no thread could be started, or
- *   another negative errno.
+ *   left for a relay thread's wake-up event, or the relay's 4 threads of
+ *   1024 events are full), `-EPERM` the context belongs to another process,
+ *   `-ESRCH` relay mode and libhsakmt or /dev/kfd cannot be opened,
+ *   `-EAGAIN` relay mode and no thread could be started, or another
+ *   negative errno.
  */
 int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
 		      uint64_t slot_addr, uint64_t *age);
@@ -275,8 +332,9 @@ int kfdsync_event_add_hsa(struct kfdsync_ctx *ctx,
 			  const struct _HsaEvent *event, uint64_t *age);
 
 /**
- * Unregister an event; its pending fences end with -ECANCELED. Its relay,
- * if it has one, is stopped and joined before this returns.
+ * Unregister an event; its pending fences end with -ECANCELED. In relay
+ * mode, no relay thread waits on the event any more when this returns (so
+ * it may be destroyed).
  * @return 0, `-ENOENT` not registered, or another negative errno.
  */
 int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_id);
@@ -302,8 +360,9 @@ int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t event_id,
 			    struct kfdsync_event_state *state);
 
 /**
- * Relay mode: report one signal of event @p event_id (what the relay threads
- * do, KFDSYNC_IOCTL_RELAY_SIGNAL). The event's age advances by one, and its
+ * Relay mode: report one signal of event @p event_id
+ * (KFDSYNC_IOCTL_RELAY_SIGNAL; the relay threads report counts with
+ * KFDSYNC_IOCTL_RELAY_SIGNALS). The event's age advances by one, and its
  * fences waiting for that age (or, for HSA signals, whose condition now
  * holds) signal. For applications that wait on their events themselves
  * (kfdsync_ctx_set_relay() off) and for HSA signals exported without the

@@ -169,6 +169,8 @@ static int relay_start(struct kfdsync_ctx *ctx)
 		free(relay);
 		return -EAGAIN;
 	}
+	/* Found by name in /proc/self/task (tools/bench's idle wake-ups). */
+	pthread_setname_np(relay->thread, "kfdsync-import");
 	ctx->import_relay = relay;
 	return 0;
 }

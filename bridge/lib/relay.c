@@ -2,30 +2,54 @@
 /*
  * The export relay: in relay mode (KFDSYNC_SOURCE_RELAY, the module's hooks
  * are not attached) kfdsync.ko does not see amdkfd signal the caller's
- * events, so the library reports them: one thread per relayed event waits on
- * it with libhsakmt and calls KFDSYNC_IOCTL_RELAY_SIGNAL for every wake-up.
+ * events, so the library reports them (KFDSYNC_IOCTL_RELAY_SIGNALS): a few
+ * threads of the library wait on the relayed events with amdkfd's own
+ * AMDKFD_IOC_WAIT_EVENTS, on a /dev/kfd fd of the library's own (amdkfd has
+ * one process per address space: any fd of the process reaches its events).
  *
- * Why one thread per event, and why no timeout:
+ * What amdkfd tells a waiter decides the design (kfd_events.c,
+ * kfd_wait_on_events()):
  *
- * - A relay must never wait with a timeout. On Linux 6.1, amdkfd loses an
- *   auto-reset signal that lands just as a timed wait expires (set_event()
- *   sees a queued waiter and does not latch the signal, but the waiter has
- *   already chosen TIMEOUT; free_waiters() restores the signal only for
- *   -ERESTARTSYS). See kmod/README.md. So each thread waits forever, on its
- *   event and on a private stop event, with WaitOnAll false.
- * - amdkfd's multi-wait does not say which event fired. With exactly two
- *   events, the stop event and a stop flag written before it is set, a wake
- *   with the flag clear is the relayed event's signal.
+ * - With event ages (KFD ioctl 1.14, Linux 6.5+): every set_event()
+ *   increments the event's age, and a wait that passes the age it knows
+ *   (last_event_age) returns at once if the age moved and copies the new age
+ *   back for every event that was activated. The count of signals is then
+ *   exact (the difference of two ages), whichever events of the wait fired,
+ *   and a latched auto-reset signal the wait consumes always shows as an age
+ *   that moved: a wait over many events consumes nothing it does not
+ *   report. So in *age mode* one thread waits on up to RELAY_GROUP_MAX
+ *   events at once, at most RELAY_MAX_GROUPS threads (4095 events: 4
+ *   threads). Each thread also waits on a private auto-reset "kick" event
+ *   (age 0: plain latch semantics) that the library sets to make it reload
+ *   its events or stop.
+ * - Without event ages (6.1): a wait-any says only that *some* event of the
+ *   wait fired, while it consumes the latched auto-reset signal of *every*
+ *   event it waits on. A wait over several relayed events would consume
+ *   signals it cannot attribute, so in *binary mode* every relayed event has
+ *   its own thread waiting on exactly two events: the relayed event and the
+ *   thread's kick event. A stop flag is written before the kick is set, so a
+ *   wake with the flag clear is the relayed event's signal: one report per
+ *   wake-up, and two signals inside one wake-up count as one (amdkfd latches
+ *   one bit).
  *
- * The thread count is bounded by the module's max_events per context. Each
- * thread has a small stack and blocks every signal; it is stopped by setting
- * its stop event and joined, never cancelled. Nothing polls.
+ * Never a timeout: on 6.1 amdkfd loses an auto-reset signal that lands just
+ * as a timed wait expires (set_event() sees the waiter and does not latch;
+ * the wait has already chosen TIMEOUT and free_waiters() restores the signal
+ * only for -ERESTARTSYS). Every wait here is infinite; nothing polls, and an
+ * idle relay never wakes. (Age mode's one-shot probes below use timeout 0:
+ * with ages a signal in that window still moves the age, which the next wait
+ * sees, so nothing is lost there.)
+ *
+ * Threads block every signal and are stopped by their kick and joined,
+ * never cancelled. They are named "kfdsync-relay" (tests and tools/bench
+ * find them in /proc/self/task by that name).
  */
 #include <hsakmt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,24 +57,107 @@
 #include "kfdsync.h"
 #include "internal.h"
 
-/* Enough for libhsakmt's wait (it mallocs its arrays) and ASan's frames. */
-#define RELAY_STACK_SIZE (256 * 1024)
-
-struct relay {
-	struct relay *next;	/* in relays.list, under relays.lock */
-	int ctx_fd;
+/*
+ * amdkfd's uAPI (<linux/kfd_ioctl.h>, which needs <drm/drm.h> and is not in
+ * Debian's linux-libc-dev for userspace), restated: struct kfd_event_data is
+ * a 32-byte union (for signal events its first member is last_event_age),
+ * a u64, the event id and padding; WAIT_EVENTS' argument is 24 bytes.
+ */
+struct kfd_wait_event_data {
+	union {
+		uint8_t exception_data[32];
+		uint64_t last_event_age;
+	};
+	uint64_t kfd_event_data_ext;
 	uint32_t event_id;
-	HsaEvent event;		/* our copy: the caller may free theirs */
-	HsaEvent *stop_event;	/* manual-reset, set only to end the thread */
-	atomic_bool stop;	/* written before stop_event is set */
+	uint32_t pad;
+};
+
+struct kfd_wait_events_args {
+	uint64_t events_ptr;
+	uint32_t num_events;
+	uint32_t wait_for_all;
+	uint32_t timeout;
+	uint32_t wait_result;
+};
+
+struct kfd_get_version_args {
+	uint32_t major_version;
+	uint32_t minor_version;
+};
+
+#define KFD_IOC_GET_VERSION	_IOR('K', 0x01, struct kfd_get_version_args)
+#define KFD_IOC_WAIT_EVENTS	_IOWR('K', 0x0C, struct kfd_wait_events_args)
+#define KFD_WAIT_COMPLETE	0
+#define KFD_TIMEOUT_INFINITE	0xffffffffU
+
+_Static_assert(sizeof(struct kfd_wait_event_data) == 48, "kfd_event_data");
+_Static_assert(sizeof(struct kfd_wait_events_args) == 24, "kfd_ioctl_wait_events_args");
+
+/* Age mode: events per thread, and threads per context (4 * 1024 > 4095). */
+#define RELAY_GROUP_MAX		1024
+#define RELAY_MAX_GROUPS	4
+
+/* The threads call only ioctl(2) (no libhsakmt); ASan's frames fit too. */
+#define RELAY_STACK_SIZE	(128 * 1024)
+
+/* An age amdkfd cannot report: a probe with it returns the age at once. */
+#define AGE_UNKNOWN		UINT64_MAX
+
+/* One relayed event in a group. */
+struct member {
+	uint32_t event_id;	/* 0: free entry */
+	uint64_t serial;	/* which registration, for stale results */
+	uint64_t age;		/* amdkfd's age last reported (age mode) */
+};
+
+/* One entry of a thread's wait: which member it was built from. */
+struct snap {
+	uint32_t event_id;
+	size_t idx;		/* in group.members */
+	uint64_t serial;
+	uint64_t sent;		/* the age the wait passed */
+};
+
+/*
+ * struct group - one relay thread and the events it waits on
+ *
+ * @members, @n_members, @gen and @stop are protected by the context's
+ * relays.lock; @armed too (with relays.armed_cond). The rest is the
+ * thread's own.
+ */
+struct group {
+	struct kfdsync_relays *rs;
 	pthread_t thread;
+	HsaEvent *kick;		/* private auto-reset event: reload or stop */
+	struct member *members;
+	size_t n_members;	/* used entries (age mode: up to RELAY_GROUP_MAX) */
+	size_t cap;
+	uint64_t gen;		/* bumped at every change of the members */
+	uint64_t armed;		/* the gen the thread's current wait was built from */
+	bool stop;
+	atomic_bool stop_flag;	/* binary mode: written before the kick is set */
+	/* the thread's snapshot of its wait */
+	struct kfd_wait_event_data *wait;
+	struct snap *snap;
+	size_t n_wait;
 	pid_t pid;		/* the process the thread runs in */
+	struct group *next;	/* binary mode: in relays.binary */
 };
 
 struct kfdsync_relays {
-	pthread_mutex_t lock;	/* protects list and enabled */
-	struct relay *list;
+	pthread_mutex_t lock;	/* protects everything below and the groups */
+	pthread_cond_t armed_cond;
 	bool enabled;
+	int ctx_fd;
+	int kfd_fd;		/* our own /dev/kfd, -1 until the first relay */
+	bool ages;		/* amdkfd reports event ages (age mode) */
+	atomic_bool have_relay_signals; /* the module has KFDSYNC_IOCTL_RELAY_SIGNALS */
+	pid_t kfd_pid;		/* we hold an hsaKmtOpenKFD() reference of this process */
+	uint64_t serial;
+	struct group *groups[RELAY_MAX_GROUPS];	/* age mode */
+	size_t n_groups;
+	struct group *binary;	/* binary mode: one group per event */
 };
 
 int kfdsync_relays_new(struct kfdsync_relays **out)
@@ -60,138 +167,433 @@ int kfdsync_relays_new(struct kfdsync_relays **out)
 	if (!r)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->armed_cond, NULL);
 	r->enabled = true;
+	r->kfd_fd = -1;
+	r->ctx_fd = -1;
+	atomic_init(&r->have_relay_signals, true);
 	*out = r;
 	return 0;
 }
 
-static void *relay_main(void *arg)
+/* ioctl(2) on /dev/kfd retried on EINTR/EAGAIN, as libhsakmt does. */
+static int kfd_wait(int kfd_fd, struct kfd_wait_event_data *ev, uint32_t n, uint32_t timeout,
+		    uint32_t *result)
 {
-	struct relay *r = arg;
-	HsaEvent *events[2] = { &r->event, r->stop_event };
-	struct kfdsync_relay_signal sig = { .event_id = r->event_id };
+	struct kfd_wait_events_args a = {
+		.events_ptr = (uintptr_t)ev, .num_events = n, .wait_for_all = 0,
+		.timeout = timeout,
+	};
+	int ret = kfdsync_ioctl(kfd_fd, KFD_IOC_WAIT_EVENTS, &a);
+
+	*result = a.wait_result;
+	return ret;
+}
+
+/* Report @count signals of @event_id; 0, or -errno of the module. */
+static int report(struct kfdsync_relays *rs, uint32_t event_id, uint64_t count)
+{
+	while (count) {
+		uint32_t n = count > INT32_MAX ? INT32_MAX : (uint32_t)count;
+		struct kfdsync_relay_signals s = { .event_id = event_id, .count = n };
+		int ret = -ENOTTY;
+
+		if (atomic_load(&rs->have_relay_signals))
+			ret = kfdsync_ioctl(rs->ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNALS, &s);
+		if (ret == -ENOTTY) {
+			/* A module without RELAY_SIGNALS: one at a time. */
+			struct kfdsync_relay_signal one = { .event_id = event_id };
+
+			atomic_store(&rs->have_relay_signals, false);
+			for (uint32_t i = 0; i < n; i++) {
+				ret = kfdsync_ioctl(rs->ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &one);
+				if (ret < 0)
+					return ret;
+			}
+		} else if (ret < 0) {
+			return ret;
+		}
+		count -= n;
+	}
+	return 0;
+}
+
+/*
+ * Age mode: amdkfd's age of @event_id now, consuming a latched auto-reset
+ * signal (a wait that returns at once). 0 and *@age, or -errno (-EINVAL:
+ * amdkfd does not know the event).
+ */
+static int probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
+{
+	struct kfd_wait_event_data ev = { .last_event_age = AGE_UNKNOWN, .event_id = event_id };
+	uint32_t result;
+	int ret = kfd_wait(kfd_fd, &ev, 1, 0, &result);
+
+	if (ret < 0)
+		return ret;
+	if (result != KFD_WAIT_COMPLETE || ev.last_event_age == AGE_UNKNOWN)
+		return -EPROTO;
+	*age = ev.last_event_age;
+	return 0;
+}
+
+/* Under relays.lock: is @sn still the registration its member holds? */
+static struct member *snap_member(struct group *g, const struct snap *sn)
+{
+	if (sn->idx >= g->n_members || g->members[sn->idx].serial != sn->serial)
+		return NULL;
+	return &g->members[sn->idx];
+}
+
+/*
+ * Age mode, after the thread's wait: report what moved, then record the
+ * ages in the members that are still the registrations we waited for.
+ */
+static void group_report(struct group *g)
+{
+	struct kfdsync_relays *rs = g->rs;
+	size_t i;
+
+	for (i = 0; i < g->n_wait; i++) {
+		uint64_t now = g->wait[i].last_event_age;
+		struct snap *sn = &g->snap[i];
+
+		if (now == sn->sent)
+			continue;
+		/*
+		 * -ENOENT: unregistered meanwhile (kfdsync_relay_stop() waits
+		 * for us to re-arm); -EBUSY: the hooks count it. Either way
+		 * nothing to tell; the age is still ours to keep.
+		 */
+		(void)report(rs, sn->event_id, now - sn->sent);
+		sn->sent = now;
+	}
+	pthread_mutex_lock(&rs->lock);
+	for (i = 0; i < g->n_wait; i++) {
+		struct member *m = snap_member(g, &g->snap[i]);
+
+		if (m)
+			m->age = g->snap[i].sent;
+	}
+	pthread_mutex_unlock(&rs->lock);
+}
+
+/*
+ * Age mode, after a failed wait: amdkfd fails the whole wait when one event
+ * is unknown (destroyed without being unregistered first). Probe each
+ * member alone, report what moved, and drop the ones amdkfd does not know
+ * (their fences end by their watchdog: no hooks, no relay).
+ */
+static void group_sort_out(struct group *g)
+{
+	struct kfdsync_relays *rs = g->rs;
+	size_t i;
+
+	for (i = 0; i < g->n_wait; i++) {
+		struct snap *sn = &g->snap[i];
+		struct member *m;
+		uint64_t age = sn->sent;
+		int ret = probe_age(rs->kfd_fd, sn->event_id, &age);
+
+		if (ret == 0 && age != sn->sent)
+			(void)report(rs, sn->event_id, age - sn->sent);
+		pthread_mutex_lock(&rs->lock);
+		m = snap_member(g, sn);
+		if (m && ret < 0) {
+			m->event_id = 0;
+			m->serial = 0;
+			g->gen++;
+		} else if (m) {
+			m->age = age;
+		}
+		pthread_mutex_unlock(&rs->lock);
+	}
+}
+
+/* Build the thread's wait from the members; under relays.lock. */
+static void group_arm(struct group *g)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->n_members; i++) {
+		struct member *m = &g->members[i];
+
+		if (!m->event_id)
+			continue;
+		memset(&g->wait[n], 0, sizeof(g->wait[n]));
+		g->wait[n].event_id = m->event_id;
+		g->wait[n].last_event_age = m->age;
+		g->snap[n] = (struct snap){ .event_id = m->event_id, .idx = i,
+					    .serial = m->serial, .sent = m->age };
+		n++;
+	}
+	g->n_wait = n;
+	/* Last, with age 0: latch semantics, consumed by this wait only. */
+	memset(&g->wait[n], 0, sizeof(g->wait[n]));
+	g->wait[n].event_id = g->kick->EventId;
+	g->armed = g->gen;
+	pthread_cond_broadcast(&g->rs->armed_cond);
+}
+
+static void *group_main_ages(void *arg)
+{
+	struct group *g = arg;
+	struct kfdsync_relays *rs = g->rs;
+
+	pthread_mutex_lock(&rs->lock);
+	for (;;) {
+		uint32_t result;
+		int ret;
+
+		if (g->stop)
+			break;
+		group_arm(g);
+		pthread_mutex_unlock(&rs->lock);
+
+		ret = kfd_wait(rs->kfd_fd, g->wait, (uint32_t)g->n_wait + 1,
+			       KFD_TIMEOUT_INFINITE, &result);
+		if (ret == -EINVAL || ret == -EIO) {
+			group_sort_out(g);
+		} else if (ret == -ENOMEM) {
+			usleep(100000);	/* amdkfd's waiter array; try again */
+		} else if (ret < 0) {
+			break;		/* /dev/kfd unusable: nothing to wait on */
+		} else if (result == KFD_WAIT_COMPLETE) {
+			group_report(g);
+		}
+		pthread_mutex_lock(&rs->lock);
+	}
+	/* Nobody waits for a re-arm of a stopped group. */
+	g->armed = UINT64_MAX;
+	pthread_cond_broadcast(&rs->armed_cond);
+	pthread_mutex_unlock(&rs->lock);
+	return NULL;
+}
+
+static void *group_main_binary(void *arg)
+{
+	struct group *g = arg;
+	struct kfdsync_relays *rs = g->rs;
+	struct kfd_wait_event_data ev[2];
+	uint32_t id = g->members[0].event_id;
 
 	for (;;) {
-		HSAKMT_STATUS st = hsaKmtWaitOnMultipleEvents(events, 2, false,
-							      HSA_EVENTTIMEOUT_INFINITE);
+		uint32_t result;
+		int ret;
 
-		if (atomic_load(&r->stop))
+		memset(ev, 0, sizeof(ev));
+		ev[0].event_id = id;
+		ev[1].event_id = g->kick->EventId;
+		ret = kfd_wait(rs->kfd_fd, ev, 2, KFD_TIMEOUT_INFINITE, &result);
+		if (atomic_load(&g->stop_flag))
 			break;
 		/*
 		 * An error (the event was destroyed, /dev/kfd went away) would
 		 * come back at once on every retry: end instead of spinning.
 		 */
-		if (st != HSAKMT_STATUS_SUCCESS)
+		if (ret < 0)
 			break;
-		/*
-		 * ENOENT (unregistered behind our back), EBUSY (the hooks are
-		 * the source after all), EPERM: nothing left to relay.
-		 */
-		if (kfdsync_ioctl(r->ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &sig) < 0)
+		if (result != KFD_WAIT_COMPLETE)
+			continue;
+		/* ENOENT, EBUSY, EPERM: nothing left to relay. */
+		if (report(rs, id, 1) < 0)
 			break;
 	}
 	return NULL;
 }
 
-static void relay_destroy(struct relay *r)
+/*
+ * A group of @cap events and its thread; binary mode passes its one event
+ * as @first_id (set before the thread starts). Under relays.lock.
+ */
+static int group_new(struct kfdsync_relays *rs, size_t cap, uint32_t first_id,
+		     void *(*fn)(void *), struct group **out)
+{
+	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
+	sigset_t all, old;
+	pthread_attr_t attr;
+	struct group *g;
+	int ret;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->rs = rs;
+	g->cap = cap;
+	g->pid = getpid();
+	atomic_init(&g->stop_flag, false);
+	g->members = calloc(cap, sizeof(*g->members));
+	g->snap = calloc(cap, sizeof(*g->snap));
+	g->wait = calloc(cap + 1, sizeof(*g->wait));
+	ret = -ENOMEM;
+	if (!g->members || !g->snap || !g->wait)
+		goto err_free;
+	/* Auto-reset, not signalled: only this library sets it. */
+	ret = -ENOSPC;
+	if (hsaKmtCreateEvent(&desc, false, false, &g->kick) != HSAKMT_STATUS_SUCCESS)
+		goto err_free;
+	if (first_id) {
+		g->members[0].event_id = first_id;
+		g->members[0].serial = ++rs->serial;
+		g->n_members = 1;
+	}
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, RELAY_STACK_SIZE);
+	/* The application's signal handlers never run on our threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&g->thread, &attr, fn, g);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (ret)
+		goto err_event;
+	pthread_setname_np(g->thread, "kfdsync-relay");
+	*out = g;
+	return 0;
+
+err_event:
+	hsaKmtDestroyEvent(g->kick);
+err_free:
+	free(g->wait);
+	free(g->snap);
+	free(g->members);
+	free(g);
+	return ret;
+}
+
+/* Stop and join a group's thread, free it; called without relays.lock. */
+static void group_free(struct group *g)
 {
 	/*
 	 * In a child of fork(2) the thread and the amdkfd events do not
 	 * exist: joining would wait forever. Only free our copy.
 	 */
-	if (getpid() != r->pid) {
-		free(r);
-		return;
+	if (getpid() == g->pid) {
+		pthread_mutex_lock(&g->rs->lock);
+		g->stop = true;
+		pthread_mutex_unlock(&g->rs->lock);
+		atomic_store(&g->stop_flag, true);
+		hsaKmtSetEvent(g->kick);
+		pthread_join(g->thread, NULL);
+		hsaKmtDestroyEvent(g->kick);
 	}
-	atomic_store(&r->stop, true);
-	hsaKmtSetEvent(r->stop_event);
-	pthread_join(r->thread, NULL);
-	hsaKmtDestroyEvent(r->stop_event);
-	hsaKmtCloseKFD();
-	free(r);
+	free(g->wait);
+	free(g->snap);
+	free(g->members);
+	free(g);
 }
 
-static int relay_create(int ctx_fd, uint32_t event_id, uint64_t slot_addr,
-			struct relay **out)
+/* The first relay of a context: our /dev/kfd and what amdkfd offers. */
+static int relays_open(struct kfdsync_relays *rs, int ctx_fd)
 {
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
-	sigset_t all, old;
-	pthread_attr_t attr;
+	struct kfd_get_version_args v = { 0 };
 	HSAKMT_STATUS st;
-	struct relay *r;
-	int ret;
+	int fd;
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->ctx_fd = ctx_fd;
-	r->event_id = event_id;
-	r->event.EventId = event_id;
-	r->event.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
-	r->event.EventData.HWData2 = slot_addr;
-	atomic_init(&r->stop, false);
-	r->pid = getpid();
-
+	if (rs->kfd_fd >= 0)
+		return 0;
 	/*
-	 * Our own reference on libhsakmt's /dev/kfd, for the thread's life
-	 * (a second open counts up and says KERNEL_ALREADY_OPENED).
+	 * Our own reference on libhsakmt for the kick events (a second open
+	 * counts up and says KERNEL_ALREADY_OPENED).
 	 */
 	st = hsaKmtOpenKFD();
-	if (st != HSAKMT_STATUS_SUCCESS && st != HSAKMT_STATUS_KERNEL_ALREADY_OPENED) {
-		ret = -ESRCH;
-		goto err_free;
+	if (st != HSAKMT_STATUS_SUCCESS && st != HSAKMT_STATUS_KERNEL_ALREADY_OPENED)
+		return -ESRCH;
+	fd = kfdsync_open_device("/dev/kfd");
+	if (fd < 0) {
+		hsaKmtCloseKFD();
+		return -ESRCH;
 	}
-	if (hsaKmtCreateEvent(&desc, true, false, &r->stop_event) != HSAKMT_STATUS_SUCCESS) {
-		ret = -ENOSPC;
-		goto err_close_kfd;
-	}
-
-	/*
-	 * A signal latched before the registration is not one kfdsync may
-	 * count: consume it. A zero timeout cannot lose a later signal here,
-	 * since the caller submits the work that signals only after
-	 * registering (the documented pattern).
-	 */
-	hsaKmtWaitOnEvent(&r->event, 0);
-
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, RELAY_STACK_SIZE);
-	/* The application's signal handlers never run on our thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = -pthread_create(&r->thread, &attr, relay_main, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (ret)
-		goto err_destroy_event;
-	*out = r;
+	rs->kfd_pid = getpid();
+	rs->kfd_fd = fd;
+	rs->ctx_fd = ctx_fd;
+	rs->ages = !kfdsync_ioctl(fd, KFD_IOC_GET_VERSION, &v) &&
+		   (v.major_version > 1 || (v.major_version == 1 && v.minor_version >= 14));
 	return 0;
+}
 
-err_destroy_event:
-	hsaKmtDestroyEvent(r->stop_event);
-err_close_kfd:
-	hsaKmtCloseKFD();
-err_free:
-	free(r);
-	return ret;
+/* Age mode: add @event_id to the least loaded group; under relays.lock. */
+static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
+{
+	struct group *g = NULL;
+	struct member *m = NULL;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < rs->n_groups; i++)
+		if (!g || rs->groups[i]->n_members < g->n_members)
+			g = rs->groups[i];
+	/* Count the free entries too: reuse one before growing a group. */
+	if (g) {
+		for (i = 0; i < g->n_members && !m; i++)
+			if (!g->members[i].event_id)
+				m = &g->members[i];
+	}
+	if (!m && (!g || g->n_members == RELAY_GROUP_MAX)) {
+		if (rs->n_groups == RELAY_MAX_GROUPS)
+			return -ENOSPC;
+		ret = group_new(rs, RELAY_GROUP_MAX, 0, group_main_ages, &g);
+		if (ret)
+			return ret;
+		rs->groups[rs->n_groups++] = g;
+	}
+	if (!m)
+		m = &g->members[g->n_members++];
+	m->event_id = event_id;
+	m->serial = ++rs->serial;
+	m->age = age;
+	g->gen++;
+	/* Asynchronous: ages are absolute, the thread loses nothing meanwhile. */
+	hsaKmtSetEvent(g->kick);
+	return 0;
+}
+
+static int add_binary(struct kfdsync_relays *rs, uint32_t event_id)
+{
+	struct group *g;
+	int ret;
+
+	ret = group_new(rs, 1, event_id, group_main_binary, &g);
+	if (ret)
+		return ret;
+	g->next = rs->binary;
+	rs->binary = g;
+	return 0;
 }
 
 int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id,
 			uint64_t slot_addr)
 {
-	struct relay *r;
 	int ret = 0;
 
+	(void)slot_addr;
 	pthread_mutex_lock(&rs->lock);
 	if (!rs->enabled)
 		goto out;
-	for (r = rs->list; r; r = r->next)
-		if (r->event_id == event_id)
-			goto out;	/* cannot happen: registered twice */
-	ret = relay_create(ctx_fd, event_id, slot_addr, &r);
-	if (ret == 0) {
-		r->next = rs->list;
-		rs->list = r;
+	ret = relays_open(rs, ctx_fd);
+	if (ret)
+		goto out;
+	if (rs->ages) {
+		uint64_t age;
+
+		/*
+		 * The baseline: amdkfd's age now. A signal latched before the
+		 * registration is not one kfdsync may count: the probe
+		 * consumes it. Work submitted after kfdsync_event_add()
+		 * returns (the documented pattern) signals after it.
+		 */
+		ret = probe_age(rs->kfd_fd, event_id, &age);
+		if (ret == 0)
+			ret = add_ages(rs, event_id, age);
+	} else {
+		struct kfd_wait_event_data ev = { .event_id = event_id };
+		uint32_t result;
+
+		/* The same for binary mode: consume a latched signal. */
+		ret = kfd_wait(rs->kfd_fd, &ev, 1, 0, &result);
+		if (ret == 0)
+			ret = add_binary(rs, event_id);
 	}
 out:
 	pthread_mutex_unlock(&rs->lock);
@@ -200,20 +602,42 @@ out:
 
 void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 {
-	struct relay **p, *r = NULL;
+	struct group **p, *gb = NULL;
+	size_t i, j;
 
 	pthread_mutex_lock(&rs->lock);
-	for (p = &rs->list; *p; p = &(*p)->next) {
-		if ((*p)->event_id == event_id) {
-			r = *p;
-			*p = r->next;
+	for (p = &rs->binary; *p; p = &(*p)->next) {
+		if ((*p)->members[0].event_id == event_id) {
+			gb = *p;
+			*p = gb->next;
+			break;
+		}
+	}
+	for (i = 0; !gb && i < rs->n_groups; i++) {
+		struct group *g = rs->groups[i];
+
+		for (j = 0; j < g->n_members; j++) {
+			if (g->members[j].event_id != event_id)
+				continue;
+			g->members[j].event_id = 0;
+			g->members[j].serial = 0;
+			while (g->n_members && !g->members[g->n_members - 1].event_id)
+				g->n_members--;
+			g->gen++;
+			hsaKmtSetEvent(g->kick);
+			/*
+			 * Synchronous: once we return, the caller may destroy
+			 * the event, and no wait of ours may hold it then.
+			 */
+			while (g->armed < g->gen)
+				pthread_cond_wait(&rs->armed_cond, &rs->lock);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&rs->lock);
 	/* Joined outside the lock: other events' relays stay usable. */
-	if (r)
-		relay_destroy(r);
+	if (gb)
+		group_free(gb);
 }
 
 int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled)
@@ -226,14 +650,23 @@ int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled)
 
 void kfdsync_relays_free(struct kfdsync_relays *rs)
 {
-	struct relay *r, *next;
+	struct group *g, *next;
+	size_t i;
 
 	if (!rs)
 		return;
-	for (r = rs->list; r; r = next) {
-		next = r->next;
-		relay_destroy(r);
+	for (g = rs->binary; g; g = next) {
+		next = g->next;
+		group_free(g);
 	}
+	for (i = 0; i < rs->n_groups; i++)
+		group_free(rs->groups[i]);
+	if (rs->kfd_fd >= 0)
+		close(rs->kfd_fd);
+	/* Not in a child of fork(2): libhsakmt's state there is not ours. */
+	if (rs->kfd_pid && rs->kfd_pid == getpid())
+		hsaKmtCloseKFD();
+	pthread_cond_destroy(&rs->armed_cond);
 	pthread_mutex_destroy(&rs->lock);
 	free(rs);
 }

@@ -48,6 +48,8 @@ CASES = [
      r"--count: at least 1", False),
     ("timeline_count_too_big", ["timeline", "--count", "65", "--", "true"], 2,
      r"--count: expected a number up to 64", False),
+    ("timeline_count_not_number", ["timeline", "--count", "x", "--", "true"], 2,
+     r"\Akfdsync: --count: expected a number up to 64, got 'x'\n\Z", False),
     ("timeline_without_module", ["timeline", "--", "true"], 1,
      r"kfdsync module not loaded \(no /dev/kfdsync_timeline\)", True),
     ("merge_help", ["merge", "--help"], 0,

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* kfdsync info: the module's ABI, kernel, hooks on amdkfd (or relay mode), limits. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kfdsync.h"
+
+#include "commands.h"
+#include "common.h"
+
+static void usage_info(FILE *f)
+{
+	fprintf(f, "usage: %s info [--json]\n"
+		"Report the kfdsync module: ABI, kernel, hooks on amdkfd (or relay\n"
+		"mode), and limits.\n", prog);
+}
+
+int cmd_info(int argc, char **argv)
+{
+	struct kfdsync_module_status ms;
+	struct kfdsync_module_info mi;
+	struct kfdsync_ctx *ctx;
+	bool json;
+	int c, ret;
+
+	c = parse_json_opts(argc, argv, usage_info, &json);
+	if (c >= 0)
+		return c;
+	if (optind != argc) {
+		usage_info(stderr);
+		return EXIT_USAGE;
+	}
+	ret = kfdsync_ctx_new(&ctx);
+	if (ret) {
+		fail_open(ret, "/dev/kfdsync", "contexts", "max_contexts");
+		return 1;
+	}
+	ret = kfdsync_ctx_get_module_info(ctx, &mi);
+	if (!ret && kfdsync_ctx_get_module_status(ctx, &ms))
+		memset(&ms, 0, sizeof(ms));
+	kfdsync_ctx_free(ctx);
+	if (ret == -EPROTO) {
+		fail("the loaded kfdsync module speaks another ABI; this tool needs ABI %d",
+		     KFDSYNC_ABI_VERSION);
+		return 1;
+	}
+	if (ret) {
+		fail("cannot query the kfdsync module: %s", strerror(-ret));
+		return 1;
+	}
+
+	const char *mode = (mi.flags & KFDSYNC_INFO_RELAY_FORCED) ? "relay (forced)" :
+			   !(mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "waiting for amdgpu" :
+			   mi.hooks ? "hooks" : "relay";
+
+	if (json) {
+		struct json_out j;
+		FILE *o = json_start(&j);
+
+		if (!o)
+			return 1;
+		fprintf(o, "{\"abi_version\": %u, \"kernel\": ", mi.abi_version);
+		json_string(o, mi.release);
+		fprintf(o, ", \"kernel_version\": \"%u.%u.%u\", \"mode\": ",
+			mi.kernel_version >> 16, (mi.kernel_version >> 8) & 0xff,
+			mi.kernel_version & 0xff);
+		json_string(o, mode);
+		fprintf(o, ", \"amdkfd_present\": %s, \"hooks\": [",
+			(mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) ? "true" : "false");
+		for (uint32_t bit = 1, n = 0; bit; bit <<= 1) {
+			if (!(mi.hooks_supported & bit) || !kfdsync_hook_name(bit))
+				continue;
+			fprintf(o, "%s{\"name\": \"%s\", \"attached\": %s}", n++ ? ", " : "",
+				kfdsync_hook_name(bit), (mi.hooks & bit) ? "true" : "false");
+		}
+		fprintf(o, "], \"relay_reason\": ");
+		json_string(o, ms.detail);
+		fprintf(o, ", \"verified\": ");
+		json_string(o, ms.verified);
+		fprintf(o, ", \"hooks_missed\": %llu, \"limits\": {\"max_contexts\": %u, "
+			"\"max_events\": %u, \"max_fences\": %u, \"watchdog_ms\": %u, "
+			"\"watchdog_max_ms\": %u}, \"user\": {\"contexts\": %u, "
+			"\"max_contexts\": %u, \"timelines\": %u, \"max_timelines\": %u, "
+			"\"events\": %u, \"max_events\": %u, \"fences\": %u, \"max_fences\": %u}}\n",
+			(unsigned long long)ms.hooks_missed, mi.max_contexts, mi.max_events,
+			mi.max_fences, mi.watchdog_ms, mi.watchdog_max_ms, ms.user_contexts,
+			ms.max_user_contexts, ms.user_timelines, ms.max_user_timelines,
+			ms.user_events, ms.max_user_events, ms.user_fences, ms.max_user_fences);
+		return json_finish(&j, 0);
+	}
+	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
+	printf("mode:     %s\n", mode);
+	if (ms.detail[0])
+		printf("why:      %s (amdkfd verified for %s)\n", ms.detail,
+		       ms.verified[0] ? ms.verified : "no release");
+	printf("hooks:   ");
+	for (uint32_t bit = 1; bit; bit <<= 1) {
+		if ((mi.hooks_supported & bit) && kfdsync_hook_name(bit))
+			printf(" %s%s", kfdsync_hook_name(bit),
+			       (mi.hooks & bit) ? "" : "(detached)");
+	}
+	printf("\nlimits:   %u events and %u pending fences per context; per user %u contexts, "
+	       "%u timelines, %u events, %u pending fences\n", mi.max_events, mi.max_fences,
+	       ms.max_user_contexts, ms.max_user_timelines, ms.max_user_events,
+	       ms.max_user_fences);
+	printf("you hold: %u contexts, %u timelines, %u events, %u pending fences\n",
+	       ms.user_contexts, ms.user_timelines, ms.user_events, ms.user_fences);
+	if (ms.hooks_missed)
+		printf("missed:   %llu hook hits (their signals end by watchdog)\n",
+		       (unsigned long long)ms.hooks_missed);
+	printf("watchdog: %u ms by default, at most %u ms\n", mi.watchdog_ms,
+	       mi.watchdog_max_ms);
+	return 0;
+}
