@@ -602,6 +602,47 @@ int kfdsync_sync_file_get_status(int fd, struct kfdsync_sync_file_status *st,
 				 struct kfdsync_fence_status *fences,
 				 unsigned int max_fences);
 
+/**
+ * Add a sync_file to an accumulated fence, where -1 means "no fence yet"
+ * (the shape of libdrm's sync_accumulate()): gather the fences a step must
+ * wait for (several producers, the releases of several buffers) into one.
+ *
+ * If @p *acc is -1 it becomes a new descriptor of @p fd's sync_file (a
+ * close-on-exec dup); otherwise a new sync_file that signals when both
+ * have (kfdsync_sync_file_merge()) replaces @p *acc, and the previous
+ * @p *acc is closed. A fence that ends with an error after the merge makes
+ * the merged sync_file end with that error; but the kernel leaves fences
+ * that have already signalled out of a merge, so the error of a fence that
+ * had already failed is lost: then the return value is 1, and the caller
+ * must carry the error itself.
+ *
+ * @param name  name of a merged sync_file (at most KFDSYNC_NAME_MAX bytes,
+ *   checked first, also when no merge happens); NULL for "kfdsync-merge"
+ * @param[in,out] acc  -1 or a sync_file fd owned by the caller, who closes
+ *   the final one; on failure it is left unchanged (and still open)
+ * @param fd  borrowed; may be closed as soon as this returns
+ * @return 0; 1 if an input had already ended with an error that the merged
+ *   sync_file therefore does not carry; `-EINVAL` @p acc is NULL, @p *acc
+ *   is below -1, @p name is too long, or either fd is not a sync_file,
+ *   `-EBADF` either is not open, or another negative errno.
+ */
+int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd);
+
+/**
+ * Tell the fences of a sync_file when their consumer would like them
+ * signalled (SYNC_IOC_SET_DEADLINE, Linux 6.4+): a compositor's next
+ * vblank, say, so that a driver that supports deadlines can raise its
+ * clocks. Only a hint: it never changes when or how a fence signals, and
+ * fences whose driver has no deadline support (kfdsync's among them)
+ * ignore it. Setting one on a signalled fence is allowed and does nothing.
+ *
+ * @param deadline_ns  absolute CLOCK_MONOTONIC time, in nanoseconds (not a
+ *   relative timeout: clock_gettime(CLOCK_MONOTONIC) plus the time left)
+ * @return 0, `-EINVAL` not a sync_file, `-EBADF` not open, `-EOPNOTSUPP`
+ *   the kernel is older than 6.4, or another negative errno.
+ */
+int kfdsync_sync_file_set_deadline(int fd, uint64_t deadline_ns);
+
 /** @} */
 
 /**
@@ -668,6 +709,38 @@ int kfdsync_syncobj_import_sync_file(int drm_fd, uint32_t handle,
  */
 int kfdsync_syncobj_export_sync_file(int drm_fd, uint32_t handle,
 				     uint64_t point);
+
+/** kfdsync_syncobj_eventfd(): when a fence is attached, not when it signals. */
+#define KFDSYNC_SYNCOBJ_WAIT_AVAILABLE (1u << 0)
+
+/**
+ * Signal an eventfd (add 1) when a timeline point of a syncobj signals
+ * (DRM_IOCTL_SYNCOBJ_EVENTFD, Linux 6.6+): a poll(2)-able wait for, say, a
+ * compositor's wp_linux_drm_syncobj_v1 release point, with no thread
+ * blocked in DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT.
+ *
+ * With KFDSYNC_SYNCOBJ_WAIT_AVAILABLE the eventfd is signalled as soon as
+ * a fence is attached to the point, pending or not: then
+ * kfdsync_syncobj_export_sync_file() can turn it into a sync_file (e.g.
+ * for kfdsync_import_to_memory(), so a GPU queue waits for it instead of
+ * the CPU). The eventfd is signalled once, at once if the point is there
+ * already; a point that never comes never signals it (a fence attached
+ * later to a lower point does not either). A fence that ends with an error
+ * counts as signalled.
+ *
+ * @param handle  a syncobj of @p drm_fd; @p point 0 means a binary
+ *   syncobj's fence
+ * @param flags  0 or KFDSYNC_SYNCOBJ_WAIT_AVAILABLE
+ * @param eventfd  an eventfd(2), borrowed: the kernel takes its own
+ *   reference until it signals it or the syncobj is destroyed
+ * @return 0, `-EINVAL` bad @p flags or @p eventfd is not an eventfd,
+ *   `-EBADF` @p eventfd is not open, `-ENOENT` no such handle,
+ *   `-EOPNOTSUPP` the device has no timeline syncobjs (or @p drm_fd is not
+ *   a DRM device) or the kernel is older than 6.6, or another negative
+ *   errno.
+ */
+int kfdsync_syncobj_eventfd(int drm_fd, uint32_t handle, uint64_t point,
+			    unsigned int flags, int eventfd);
 
 /** @} */
 

@@ -145,6 +145,37 @@ def newest_resolves_through_the_cache_file():
 
 
 @test
+def root_name_resolves_to_prepared_root():
+    with tempfile.TemporaryDirectory() as d:
+        write(os.path.join(d, "roots", "trixie", ".complete"), "")
+        write(os.path.join(d, "roots", "half", "bin", "sh"), "")
+        write(os.path.join(d, "elsewhere", "bin", "sh"), "")
+        old = vmrun.CACHE
+        vmrun.CACHE = d
+        try:
+            name, path = vmrun.resolve_root("trixie")
+            assert name == "trixie" and path == os.path.realpath(os.path.join(d, "roots", "trixie"))
+            for bad, why in (("sid", "missing"), ("half", "incomplete")):
+                try:
+                    vmrun.resolve_root(bad)
+                    raise AssertionError(f"{bad} resolved")
+                except vmrun.SetupError as e:
+                    text = str(e)
+                    assert why in text and "have: trixie" in text, text
+                    assert "tools/install-deps" in text and f"prepare-roots {bad}" in text, text
+            # A directory is taken as is, if it looks like a root.
+            name, path = vmrun.resolve_root(os.path.join(d, "elsewhere"))
+            assert name == "elsewhere", name
+            try:
+                vmrun.resolve_root(os.path.join(d, "roots"))
+                raise AssertionError("a directory without bin/sh accepted")
+            except vmrun.SetupError as e:
+                assert "bin/sh" in str(e)
+        finally:
+            vmrun.CACHE = old
+
+
+@test
 def args_need_a_command():
     args = vmrun.parse_args(["--kernel", "6.12", "--", "echo", "--kernel"])
     assert args.kernel == "6.12" and args.cmd == ["echo", "--kernel"], args

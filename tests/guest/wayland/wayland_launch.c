@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * wayland_headless, wayland_drm: run their script on kfdsync-wayland-client.
+ * wayland_headless, wayland_drm, wayland_kwin, wayland_weston14 (and
+ * consumer_vulkan, consumer_egl in ../vulkan): run their script on a client
+ * program (kfdsync-wayland-client, kfdsync-vulkan, kfdsync-egl).
  *
  * The guest suite runs programs by path without arguments; this launcher
  * has the script's and the client's paths built in.

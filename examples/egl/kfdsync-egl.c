@@ -1,0 +1,774 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kfdsync-egl - a GL frame gated by a KFD compute fence with
+ * EGL_ANDROID_native_fence_sync, and the compute queue gated by GL's own
+ * native fence.
+ *
+ * How this program works
+ * ======================
+ *
+ *   compute queue (kfdsim)          kfdsync.ko              EGL / GLES (llvmpipe)
+ *   ----------------------          ----------              ---------------------
+ *   A: compute time, then fill a
+ *      GL buffer (persistently
+ *      mapped) with frame N's
+ *      colour; RELEASE_MEM on a
+ *      KFD event  ----------------> a sync_file  ---------> eglCreateSyncKHR(
+ *                                                            EGL_SYNC_NATIVE_FENCE_ANDROID,
+ *                                                            the sync_file's fd);
+ *                                                          eglWaitSyncKHR: the commands
+ *                                                          after it wait for the fence:
+ *                                                          upload the buffer into a
+ *                                                          texture, draw a white square,
+ *                                                          read the frame back into a
+ *                                                          second persistent buffer
+ *   B: WAIT_REG_MEM gate >= N+1 <-- imported: writes N+1 <-- a native fence of that work
+ *      then copy GL's read-back       when it signals        (eglDupNativeFenceFDANDROID),
+ *      into a result buffer                                  merged with the compute fence
+ *
+ * The GL commands read the buffer only when they run: if they did not wait
+ * for the fence, they would find the previous frame's colour, which A
+ * replaces only at the end of its compute time. B's copy shows frame N only
+ * if B waited for GL. As in kfdsync-vulkan, GL's fence carries no upstream
+ * error, so the fence handed to kfdsync is merged with the compute fence
+ * (kfdsync_sync_file_accumulate()): a compute fence that ends with
+ * -ETIMEDOUT (--error-frame) reaches B as GATE_ERROR.
+ *
+ * Needs EGL_KHR_fence_sync, EGL_KHR_wait_sync, EGL_ANDROID_native_fence_sync
+ * and GL_EXT_buffer_storage: Mesa 25's llvmpipe has them on the surfaceless
+ * platform when /dev/udmabuf exists (Linux 6.12 here); the compute side is
+ * the test rig's simulated GPU (tests/sim).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GLES3/gl3.h>
+#include <GLES2/gl2ext.h>
+
+#include <hsakmt.h>
+#include <kfdsync.h>
+
+#include "kfdsim.h"
+
+#define PROG "kfdsync-egl"
+#define MS 1000000LL
+#define GATE_ERROR UINT32_MAX
+
+enum exit_code { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_SETUP = 2 };
+
+struct options {
+	int frames, width, height, compute_ms, hold_frame, hold_ms, error_frame, error_ms;
+	int timeout_ms;
+};
+
+struct shared {
+	uint64_t gate;		/* kfdsync writes N + 1 when frame N's GL work is done */
+	uint64_t gate_seen;
+	uint64_t a_done_ns;	/* RELEASE_MEM timestamps */
+	uint64_t b_pass_ns;
+};
+
+struct gl {
+	EGLDisplay dpy;
+	EGLContext ctx;
+	PFNEGLCREATESYNCKHRPROC create_sync;
+	PFNEGLDESTROYSYNCKHRPROC destroy_sync;
+	PFNEGLWAITSYNCKHRPROC wait_sync;
+	PFNEGLDUPNATIVEFENCEFDANDROIDPROC dup_fence;
+	PFNGLBUFFERSTORAGEEXTPROC buffer_storage;
+	GLuint in_buf, out_buf, tex, fbo;
+	void *in_map, *out_map;
+	const char *renderer;
+};
+
+struct app {
+	struct options o;
+	struct gl gl;
+	size_t bytes;
+	struct kfdsync_ctx *ctx;
+	bool kfd_open;
+	HsaEvent *event;
+	uint64_t signals;
+	int sim_fd;
+	uint32_t queue;
+	struct shared *shared;
+	uint32_t *result;
+};
+
+/* RGBA bytes in memory, as GL_RGBA / GL_UNSIGNED_BYTE reads them. */
+#define RGBA(r, g, b) (0xff000000u | (uint32_t)(b) << 16 | (uint32_t)(g) << 8 | (uint32_t)(r))
+static const uint32_t colours[] = {
+	RGBA(0xd0, 0x30, 0x30), RGBA(0x30, 0xa0, 0x40), RGBA(0x20, 0x50, 0xd0),
+	RGBA(0xd0, 0xa0, 0x20), RGBA(0xa0, 0x30, 0xc0), RGBA(0x20, 0xb0, 0xb0),
+};
+#define WHITE 0xffffffffu
+
+static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static double rel_ms(int64_t from, int64_t to)
+{
+	return (double)(to - from) / 1e6;
+}
+
+static int fence_state(int fd, int64_t *ts)
+{
+	struct kfdsync_fence_status fs = { 0 };
+	struct kfdsync_sync_file_status st = { 0 };
+	int ret = kfdsync_sync_file_get_status(fd, &st, &fs, 1);
+
+	if (ret < 0)
+		return ret;
+	if (ts)
+		*ts = (int64_t)fs.timestamp_ns;
+	return st.status;
+}
+
+static bool has_ext(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; p && (p = strstr(p, name)); p += len)
+		if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+/* ---- EGL and GL ---- */
+
+static int gl_open(struct app *app)
+{
+	static const char *const need[] = {
+		"EGL_KHR_fence_sync", "EGL_KHR_wait_sync", "EGL_ANDROID_native_fence_sync",
+		"EGL_KHR_surfaceless_context",
+	};
+	struct gl *gl = &app->gl;
+	PFNEGLGETPLATFORMDISPLAYEXTPROC get_platform_display =
+		(PFNEGLGETPLATFORMDISPLAYEXTPROC)eglGetProcAddress("eglGetPlatformDisplayEXT");
+	const EGLint ctx_attribs[] = { EGL_CONTEXT_MAJOR_VERSION, 3, EGL_NONE };
+	const EGLint cfg_attribs[] = {
+		EGL_RENDERABLE_TYPE, EGL_OPENGL_ES3_BIT, EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_NONE,
+	};
+	const char *exts;
+	EGLConfig cfg;
+	EGLint ncfg = 0;
+
+	/* No window: Mesa's surfaceless platform. */
+	if (get_platform_display)
+		gl->dpy = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY,
+					       NULL);
+	if (!gl->dpy || !eglInitialize(gl->dpy, NULL, NULL)) {
+		err("cannot initialise EGL on the surfaceless platform (EGL error 0x%x)",
+		    eglGetError());
+		gl->dpy = EGL_NO_DISPLAY;
+		return -ENODEV;
+	}
+	exts = eglQueryString(gl->dpy, EGL_EXTENSIONS);
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!has_ext(exts, need[i])) {
+			err("EGL has no %s (Mesa's llvmpipe has native fence sync only when "
+			    "/dev/udmabuf exists: Linux 6.12 here)", need[i]);
+			return -EOPNOTSUPP;
+		}
+	gl->create_sync = (PFNEGLCREATESYNCKHRPROC)eglGetProcAddress("eglCreateSyncKHR");
+	gl->destroy_sync = (PFNEGLDESTROYSYNCKHRPROC)eglGetProcAddress("eglDestroySyncKHR");
+	gl->wait_sync = (PFNEGLWAITSYNCKHRPROC)eglGetProcAddress("eglWaitSyncKHR");
+	gl->dup_fence = (PFNEGLDUPNATIVEFENCEFDANDROIDPROC)
+		eglGetProcAddress("eglDupNativeFenceFDANDROID");
+	if (!gl->create_sync || !gl->destroy_sync || !gl->wait_sync || !gl->dup_fence) {
+		err("EGL's fence functions are missing");
+		return -EOPNOTSUPP;
+	}
+	if (!eglBindAPI(EGL_OPENGL_ES_API) ||
+	    !eglChooseConfig(gl->dpy, cfg_attribs, &cfg, 1, &ncfg) || ncfg < 1) {
+		err("no OpenGL ES 3 config (EGL error 0x%x)", eglGetError());
+		return -ENODEV;
+	}
+	gl->ctx = eglCreateContext(gl->dpy, cfg, EGL_NO_CONTEXT, ctx_attribs);
+	if (gl->ctx == EGL_NO_CONTEXT ||
+	    !eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, gl->ctx)) {
+		err("cannot make an OpenGL ES 3 context current (EGL error 0x%x)", eglGetError());
+		return -ENODEV;
+	}
+	gl->renderer = (const char *)glGetString(GL_RENDERER);
+	if (!has_ext((const char *)glGetString(GL_EXTENSIONS), "GL_EXT_buffer_storage")) {
+		err("%s has no GL_EXT_buffer_storage (persistent buffers the compute queue "
+		    "writes)", gl->renderer);
+		return -EOPNOTSUPP;
+	}
+	gl->buffer_storage = (PFNGLBUFFERSTORAGEEXTPROC)eglGetProcAddress("glBufferStorageEXT");
+	if (!gl->buffer_storage)
+		return -EOPNOTSUPP;
+
+	/* The compute's input and GL's read-back: persistent, coherent. */
+	const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT_EXT |
+				 GL_MAP_COHERENT_BIT_EXT;
+	glGenBuffers(1, &gl->in_buf);
+	glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl->in_buf);
+	gl->buffer_storage(GL_PIXEL_UNPACK_BUFFER, (GLsizeiptr)app->bytes, NULL, flags);
+	gl->in_map = glMapBufferRange(GL_PIXEL_UNPACK_BUFFER, 0, (GLsizeiptr)app->bytes, flags);
+	glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+	glGenBuffers(1, &gl->out_buf);
+	glBindBuffer(GL_PIXEL_PACK_BUFFER, gl->out_buf);
+	gl->buffer_storage(GL_PIXEL_PACK_BUFFER, (GLsizeiptr)app->bytes, NULL, flags);
+	gl->out_map = glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, (GLsizeiptr)app->bytes, flags);
+	glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+	if (!gl->in_map || !gl->out_map) {
+		err("cannot map persistent GL buffers (GL error 0x%x)", glGetError());
+		return -ENOMEM;
+	}
+	memset(gl->in_map, 0, app->bytes);
+	glGenTextures(1, &gl->tex);
+	glBindTexture(GL_TEXTURE_2D, gl->tex);
+	glTexStorage2D(GL_TEXTURE_2D, 1, GL_RGBA8, app->o.width, app->o.height);
+	glGenFramebuffers(1, &gl->fbo);
+	glBindFramebuffer(GL_FRAMEBUFFER, gl->fbo);
+	glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, gl->tex, 0);
+	if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+		err("the frame's framebuffer is incomplete");
+		return -EIO;
+	}
+	return glGetError() == GL_NO_ERROR ? 0 : -EIO;
+}
+
+static void gl_close(struct gl *gl)
+{
+	if (gl->dpy == EGL_NO_DISPLAY)
+		return;
+	if (gl->ctx != EGL_NO_CONTEXT) {
+		glFinish();
+		if (gl->in_buf) {
+			glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl->in_buf);
+			glUnmapBuffer(GL_PIXEL_UNPACK_BUFFER);
+		}
+		if (gl->out_buf) {
+			glBindBuffer(GL_PIXEL_PACK_BUFFER, gl->out_buf);
+			glUnmapBuffer(GL_PIXEL_PACK_BUFFER);
+		}
+		glDeleteBuffers(1, &gl->in_buf);
+		glDeleteBuffers(1, &gl->out_buf);
+		glDeleteTextures(1, &gl->tex);
+		glDeleteFramebuffers(1, &gl->fbo);
+		eglMakeCurrent(gl->dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+		eglDestroyContext(gl->dpy, gl->ctx);
+	}
+	eglTerminate(gl->dpy);
+	gl->dpy = EGL_NO_DISPLAY;
+}
+
+/*
+ * The frame's GL work behind the compute fence (borrowed: EGL gets a dup).
+ * Returns GL's completion as a new sync_file (the caller's), or -errno;
+ * *wait_ns gets how long eglWaitSyncKHR itself took (a driver that waits
+ * on the CPU waits there).
+ */
+static int gl_frame(struct app *app, int compute_fence, int64_t *wait_ns)
+{
+	struct gl *gl = &app->gl;
+	const int w = app->o.width, h = app->o.height;
+	EGLint attribs[] = { EGL_SYNC_NATIVE_FENCE_FD_ANDROID, -1, EGL_NONE };
+	EGLSyncKHR in, out;
+	int64_t t0;
+	int fd;
+
+	attribs[1] = fcntl(compute_fence, F_DUPFD_CLOEXEC, 0);
+	if (attribs[1] < 0)
+		return -errno;
+	in = gl->create_sync(gl->dpy, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
+	if (in == EGL_NO_SYNC_KHR) {
+		close(attribs[1]);	/* EGL owns the fd only on success */
+		err("eglCreateSyncKHR from the compute fence failed (EGL error 0x%x)",
+		    eglGetError());
+		return -EIO;
+	}
+	/* The fd is EGL's now. The GL commands after this wait for the fence. */
+	t0 = now_ns();
+	if (!gl->wait_sync(gl->dpy, in, 0)) {
+		err("eglWaitSyncKHR failed (EGL error 0x%x)", eglGetError());
+		gl->destroy_sync(gl->dpy, in);
+		return -EIO;
+	}
+	*wait_ns = now_ns() - t0;
+	gl->destroy_sync(gl->dpy, in);
+
+	glBindFramebuffer(GL_FRAMEBUFFER, gl->fbo);
+	glViewport(0, 0, w, h);
+	/* The compute's pixels, read from the buffer when this command runs. */
+	glBindBuffer(GL_PIXEL_UNPACK_BUFFER, gl->in_buf);
+	glBindTexture(GL_TEXTURE_2D, gl->tex);
+	glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+	glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+	/* A white square in the middle. */
+	glEnable(GL_SCISSOR_TEST);
+	glScissor(w * 3 / 8, h * 3 / 8, w / 4, h / 4);
+	glClearColor(1.0f, 1.0f, 1.0f, 1.0f);
+	glClear(GL_COLOR_BUFFER_BIT);
+	glDisable(GL_SCISSOR_TEST);
+	/* The frame, read back into the buffer the queue copies. */
+	glBindBuffer(GL_PIXEL_PACK_BUFFER, gl->out_buf);
+	glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+	glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+
+	/* GL's completion as a native fence: flushed before it is duplicated. */
+	attribs[0] = EGL_NONE;
+	out = gl->create_sync(gl->dpy, EGL_SYNC_NATIVE_FENCE_ANDROID, attribs);
+	if (out == EGL_NO_SYNC_KHR) {
+		err("eglCreateSyncKHR for GL's completion failed (EGL error 0x%x)", eglGetError());
+		return -EIO;
+	}
+	glFlush();
+	fd = gl->dup_fence(gl->dpy, out);
+	gl->destroy_sync(gl->dpy, out);
+	if (fd < 0) {
+		err("eglDupNativeFenceFDANDROID failed (EGL error 0x%x)", eglGetError());
+		return -EIO;
+	}
+	if (glGetError() != GL_NO_ERROR) {
+		close(fd);
+		err("GL error in the frame's work");
+		return -EIO;
+	}
+	return fd;
+}
+
+/* ---- the simulated GPU (as in kfdsync-vulkan) ---- */
+
+static int sim_open(struct app *app)
+{
+	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
+	int ret;
+
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
+		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded?");
+		return -ENODEV;
+	}
+	app->kfd_open = true;
+	ret = kfdsync_ctx_new(&app->ctx);
+	if (ret) {
+		err("cannot open a kfdsync context: %s%s", strerror(-ret),
+		    ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
+		return ret;
+	}
+	app->sim_fd = kfdsim_open();
+	if (app->sim_fd < 0) {
+		err("cannot open " KFDSIM_DEVICE ": %s (the GPU simulator kfdsim.ko is loaded "
+		    "only in the project's test guest)", strerror(-app->sim_fd));
+		return app->sim_fd;
+	}
+	ret = kfdsim_queue_create(app->sim_fd, 16384, &app->queue, NULL);
+	if (ret) {
+		err("cannot create a simulated queue: %s", strerror(-ret));
+		return ret;
+	}
+	if (hsaKmtCreateEvent(&desc, false, false, &app->event) != HSAKMT_STATUS_SUCCESS) {
+		app->event = NULL;
+		err("hsaKmtCreateEvent failed");
+		return -EIO;
+	}
+	ret = kfdsync_event_add_hsa(app->ctx, app->event, NULL);
+	if (ret) {
+		err("cannot register KFD event %u with kfdsync: %s", app->event->EventId,
+		    strerror(-ret));
+		return ret;
+	}
+	app->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	app->result = mmap(NULL, app->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+	if (app->shared == MAP_FAILED || app->result == MAP_FAILED) {
+		app->shared = NULL;
+		app->result = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void sim_close(struct app *app)
+{
+	if (app->sim_fd >= 0) {
+		kfdsim_queue_destroy(app->sim_fd, app->queue);
+		close(app->sim_fd);
+	}
+	kfdsync_ctx_free(app->ctx);
+	if (app->event)
+		hsaKmtDestroyEvent(app->event);
+	if (app->kfd_open)
+		hsaKmtCloseKFD();
+	if (app->shared)
+		munmap(app->shared, 4096);
+	if (app->result)
+		munmap(app->result, app->bytes);
+}
+
+static int submit_a(struct app *app, int n, int64_t *submit_ns)
+{
+	uint32_t dw[256];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	struct kfdsync_event_state st;
+	int busy = n == app->o.hold_frame || n == app->o.error_frame ? app->o.hold_ms :
+		   app->o.compute_ms;
+	int64_t watchdog = n == app->o.error_frame ? app->o.error_ms * MS :
+			   2 * (int64_t)app->o.timeout_ms * MS;
+	int ret;
+
+	ret = kfdsync_event_get_state(app->ctx, app->event->EventId, &st);
+	if (ret || st.age != app->signals) {
+		err("frame %d: the event's age is not what was submitted (%s)", n,
+		    ret ? strerror(-ret) : "a signal is missing");
+		return ret ? ret : -EPROTO;
+	}
+	for (int left = busy; left > 0; left -= 60000)
+		pm4_sim_delay(&b, (uint32_t)(left > 60000 ? 60000 : left) * 1000);
+	pm4_dma_fill(&b, (uintptr_t)app->gl.in_map, colours[n % 6], app->bytes);
+	pm4_release_mem(&b, (uintptr_t)&app->shared->a_done_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
+			PM4_RELEASE_MEM_INT_NONE, 0);
+	pm4_release_mem_event(&b, app->event->EventData.HWData2, app->event->EventId);
+	*submit_ns = now_ns();
+	ret = kfdsim_submit_buf(app->sim_fd, app->queue, &b, NULL);
+	if (ret) {
+		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
+		return ret;
+	}
+	app->signals++;
+	ret = kfdsync_event_export_sync_file(app->ctx, app->event->EventId, st.age, watchdog);
+	if (ret < 0)
+		err("frame %d: cannot export the event as a sync_file: %s", n, strerror(-ret));
+	return ret;
+}
+
+static int submit_b(struct app *app, int n, uint64_t *end)
+{
+	uint32_t dw[64];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	int ret;
+
+	pm4_wait_reg_mem(&b, (uintptr_t)&app->shared->gate, PM4_WAIT_GE, (uint32_t)n + 1,
+			 0xffffffffu);
+	pm4_release_mem(&b, (uintptr_t)&app->shared->b_pass_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
+			PM4_RELEASE_MEM_INT_NONE, 0);
+	pm4_dma_copy(&b, (uintptr_t)&app->shared->gate_seen, (uintptr_t)&app->shared->gate, 8);
+	pm4_dma_copy(&b, (uintptr_t)app->result, (uintptr_t)app->gl.out_map, app->bytes);
+	ret = kfdsim_submit_buf(app->sim_fd, app->queue, &b, end);
+	if (ret)
+		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
+	return ret;
+}
+
+static bool image_is_frame(const struct app *app, const uint32_t *px, int n, char *why,
+			   size_t len)
+{
+	const int w = app->o.width, h = app->o.height;
+	const struct { int x, y; uint32_t want; } probes[] = {
+		{ 2, 2, colours[n % 6] }, { w - 3, h - 3, colours[n % 6] },
+		{ w / 2, h / 2, WHITE }, { w / 8, h / 2, colours[n % 6] },
+	};
+
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
+		uint32_t got = px[(size_t)probes[i].y * (size_t)w + (size_t)probes[i].x];
+
+		if (got != probes[i].want) {
+			snprintf(why, len, "pixel (%d, %d) is %08x, frame %d's is %08x",
+				 probes[i].x, probes[i].y, got, n, probes[i].want);
+			return false;
+		}
+	}
+	return true;
+}
+
+static int run_frame(struct app *app, int n)
+{
+	int compute_fence, gl_done, merged = -1, ret, cstate, gstate;
+	int64_t submit_ns, compute_ts = 0, gl_ts = 0, wait_ns = 0, dup_ns;
+	uint64_t end, gate_seen;
+	uint32_t *direct;
+	char why[128];
+	bool gl_ok, copy_ok, gl_stub;
+
+	compute_fence = submit_a(app, n, &submit_ns);
+	if (compute_fence < 0)
+		return EXIT_FAIL;
+	gl_done = gl_frame(app, compute_fence, &wait_ns);
+	dup_ns = now_ns();
+	if (gl_done < 0) {
+		close(compute_fence);
+		return EXIT_FAIL;
+	}
+	/* GL's fence carries no upstream error: merge the compute fence in. */
+	ret = kfdsync_sync_file_accumulate("kfdsync-egl", &merged, gl_done);
+	if (!ret)
+		ret = kfdsync_sync_file_accumulate("kfdsync-egl", &merged, compute_fence);
+	if (ret >= 0)
+		ret = kfdsync_import_to_memory(app->ctx, merged, &app->shared->gate,
+					       ret == 1 ? GATE_ERROR : (uint64_t)n + 1,
+					       GATE_ERROR);
+	if (!ret)
+		ret = submit_b(app, n, &end);
+	if (ret) {
+		err("frame %d: cannot hand GL's completion to the compute queue: %s", n,
+		    strerror(-ret));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = kfdsim_queue_wait(app->sim_fd, app->queue, end, app->o.timeout_ms);
+	if (ret) {
+		err("frame %d: the compute queue did not finish within %d ms: %s", n,
+		    app->o.timeout_ms, strerror(-ret));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	cstate = fence_state(compute_fence, &compute_ts);
+	gstate = fence_state(gl_done, &gl_ts);
+	gate_seen = app->shared->gate_seen & 0xffffffffu;
+	if (cstate < 0) {
+		printf("frame %d: failed: the compute fence ended with an error: %s; GL's fence %s, "
+		       "and the compute queue's gate read %s\n", n, strerror(-cstate),
+		       gstate == 1 ? "signalled without one" : "did not",
+		       gate_seen == GATE_ERROR ? "GATE_ERROR: the error reached it" : "no error");
+		err("frame %d: the compute fence ended with an error (%s): the frame failed", n,
+		    strerror(-cstate));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	/* GL's own view of the frame, and the queue's copy of its read-back. */
+	direct = malloc(app->bytes);
+	if (!direct) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	glBindFramebuffer(GL_FRAMEBUFFER, app->gl.fbo);
+	glReadPixels(0, 0, app->o.width, app->o.height, GL_RGBA, GL_UNSIGNED_BYTE, direct);
+	gl_ok = image_is_frame(app, direct, n, why, sizeof(why));
+	if (!gl_ok)
+		err("frame %d: GL's frame is not frame %d: %s (it did not wait for the compute "
+		    "fence)", n, n, why);
+	free(direct);
+	copy_ok = image_is_frame(app, app->result, n, why, sizeof(why));
+	if (!copy_ok)
+		err("frame %d: the compute queue's copy is not frame %d: %s (it did not wait for "
+		    "GL)", n, n, why);
+	/* A driver that waits on the CPU (llvmpipe) hands out signalled stubs. */
+	gl_stub = gl_ts < submit_ns;
+	if (gl_stub)
+		gl_ts = dup_ns;
+	printf("frame %d: compute fence signalled %+.3f ms, eglWaitSyncKHR took %.3f ms, GL "
+	       "done (native fence) %s%+.3f ms, queue passed the GL gate %+.3f ms after "
+	       "submission (gate %" PRIu64 "); GL's frame %s, the queue's copy %s\n", n,
+	       rel_ms(submit_ns, compute_ts), (double)wait_ns / 1e6,
+	       gl_stub ? "duplicated signalled at " : "", rel_ms(submit_ns, gl_ts),
+	       rel_ms(submit_ns, (int64_t)app->shared->b_pass_ns), gate_seen,
+	       gl_ok ? "is frame N" : "WRONG", copy_ok ? "is frame N" : "WRONG");
+	ret = EXIT_OK;
+	if (!gl_ok || !copy_ok || cstate != 1 || gstate != 1 || gate_seen != (uint64_t)n + 1)
+		ret = EXIT_FAIL;
+	if ((int64_t)app->shared->a_done_ns > compute_ts || compute_ts > gl_ts ||
+	    gl_ts > (int64_t)app->shared->b_pass_ns) {
+		err("frame %d: out of order: compute done %+.3f, its fence %+.3f, GL done %+.3f, "
+		    "gate passed %+.3f ms", n, rel_ms(submit_ns, (int64_t)app->shared->a_done_ns),
+		    rel_ms(submit_ns, compute_ts), rel_ms(submit_ns, gl_ts),
+		    rel_ms(submit_ns, (int64_t)app->shared->b_pass_ns));
+		ret = EXIT_FAIL;
+	}
+out:
+	fflush(stdout);
+	close(compute_fence);
+	close(gl_done);
+	if (merged >= 0)
+		close(merged);
+	return ret;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " PROG " [OPTION]...\n"
+"\n"
+"Each frame's GL work waits for a KFD compute fence (kfdsync's sync_file as\n"
+"an EGL_ANDROID_native_fence_sync sync, eglWaitSyncKHR), and the next compute\n"
+"job waits for GL's native fence (imported into kfdsync, WAIT_REG_MEM).\n"
+"\n"
+"Options:\n"
+"  -n, --frames=N       frames (default 3)\n"
+"  -s, --size=WxH       frame size (default 128x128)\n"
+"  -c, --compute-ms=MS  compute time of a frame (default 100)\n"
+"      --hold-frame=N   frame N's compute takes --hold-ms\n"
+"      --hold-ms=MS     (default 2000)\n"
+"      --error-frame=N  frame N's fence gets a watchdog of --error-ms, shorter\n"
+"                       than its compute (--hold-ms): it ends with -ETIMEDOUT\n"
+"      --error-ms=MS    (default 300)\n"
+"  -t, --timeout-ms=MS  longest wait for the queue (default 30000)\n"
+"  -h, --help           show this help and exit\n"
+"\n"
+"Needs kfdsync.ko and kfdsim.ko (the project's test guest), amdgpu's /dev/kfd,\n"
+"and EGL with EGL_ANDROID_native_fence_sync on the surfaceless platform\n"
+"(Mesa's llvmpipe with /dev/udmabuf) and GL_EXT_buffer_storage.\n"
+"\n"
+"Exit status: 0 every frame in order and right; 1 a frame failed; 2 bad\n"
+"options, or no such EGL, kfdsync or simulator.\n");
+}
+
+static int parse_int(const char *opt, const char *s, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max) {
+		err("%s: \"%s\" is not a number from %d to %d", opt, s, min, max);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_args(struct options *o, int argc, char **argv)
+{
+	enum { OPT_HOLD_FRAME = 256, OPT_HOLD_MS, OPT_ERROR_FRAME, OPT_ERROR_MS };
+	static const struct option opts[] = {
+		{ "frames", required_argument, NULL, 'n' },
+		{ "size", required_argument, NULL, 's' },
+		{ "compute-ms", required_argument, NULL, 'c' },
+		{ "hold-frame", required_argument, NULL, OPT_HOLD_FRAME },
+		{ "hold-ms", required_argument, NULL, OPT_HOLD_MS },
+		{ "error-frame", required_argument, NULL, OPT_ERROR_FRAME },
+		{ "error-ms", required_argument, NULL, OPT_ERROR_MS },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "n:s:c:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (parse_int("--frames", optarg, 1, 100000, &o->frames))
+				return -1;
+			break;
+		case 's': {
+			char *x = strchr(optarg, 'x');
+
+			if (!x) {
+				err("--size: \"%s\" is not WxH", optarg);
+				return -1;
+			}
+			*x = '\0';
+			if (parse_int("--size width", optarg, 16, 4096, &o->width) ||
+			    parse_int("--size height", x + 1, 16, 4096, &o->height))
+				return -1;
+			break;
+		}
+		case 'c':
+			if (parse_int("--compute-ms", optarg, 0, 600000, &o->compute_ms))
+				return -1;
+			break;
+		case OPT_HOLD_FRAME:
+			if (parse_int("--hold-frame", optarg, 0, INT_MAX, &o->hold_frame))
+				return -1;
+			break;
+		case OPT_HOLD_MS:
+			if (parse_int("--hold-ms", optarg, 0, 600000, &o->hold_ms))
+				return -1;
+			break;
+		case OPT_ERROR_FRAME:
+			if (parse_int("--error-frame", optarg, 0, INT_MAX, &o->error_frame))
+				return -1;
+			break;
+		case OPT_ERROR_MS:
+			if (parse_int("--error-ms", optarg, 10, 60000, &o->error_ms))
+				return -1;
+			break;
+		case 't':
+			if (parse_int("--timeout-ms", optarg, 1, 3600000, &o->timeout_ms))
+				return -1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			fprintf(stderr, "Try '" PROG " --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		err("unexpected argument \"%s\"", argv[optind]);
+		return -1;
+	}
+	if (o->error_frame >= 0 && o->error_ms >= o->hold_ms) {
+		err("--error-ms (%d) must be shorter than --hold-ms (%d)", o->error_ms, o->hold_ms);
+		return -1;
+	}
+	if (o->hold_ms >= o->timeout_ms) {
+		err("--hold-ms (%d) must be shorter than --timeout-ms (%d)", o->hold_ms,
+		    o->timeout_ms);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct app app = {
+		.o = { .frames = 3, .width = 128, .height = 128, .compute_ms = 100,
+		       .hold_frame = -1, .hold_ms = 2000, .error_frame = -1, .error_ms = 300,
+		       .timeout_ms = 30000 },
+		.gl = { .dpy = EGL_NO_DISPLAY, .ctx = EGL_NO_CONTEXT },
+		.sim_fd = -1,
+	};
+	int ret = EXIT_OK;
+
+	if (parse_args(&app.o, argc, argv))
+		return EXIT_SETUP;
+	app.bytes = (size_t)app.o.width * (size_t)app.o.height * 4;
+	if (gl_open(&app)) {
+		gl_close(&app.gl);
+		return EXIT_SETUP;
+	}
+	printf("egl: %s, EGL_ANDROID_native_fence_sync on the surfaceless platform\n",
+	       app.gl.renderer);
+	if (sim_open(&app)) {
+		ret = EXIT_SETUP;
+		goto out;
+	}
+	printf("compute: simulated GPU (kfdsim), KFD event %u exported by kfdsync\n",
+	       app.event->EventId);
+	fflush(stdout);
+	for (int n = 0; n < app.o.frames && ret == EXIT_OK; n++)
+		ret = run_frame(&app, n);
+	printf("summary: frames=%d result=%s\n", app.o.frames, ret == EXIT_OK ? "ok" : "failed");
+out:
+	sim_close(&app);
+	gl_close(&app.gl);
+	return ret;
+}
