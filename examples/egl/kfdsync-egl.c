@@ -37,7 +37,7 @@
  * Needs EGL_KHR_fence_sync, EGL_KHR_wait_sync, EGL_ANDROID_native_fence_sync
  * and GL_EXT_buffer_storage: Mesa 25's llvmpipe has them on the surfaceless
  * platform when /dev/udmabuf exists (Linux 6.12 here); the compute side is
- * the test rig's simulated GPU (tests/sim).
+ * the test rig's simulated GPU (sim/).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -50,7 +50,7 @@
  * RELEASE_MEM timestamps the queue writes): the compute fence signalled
  * before Vulkan's completion, which signalled before B passed its gate.
  *
- * The compute side is the test rig's simulated GPU (tests/sim, kfdsim.ko,
+ * The compute side is the test rig's simulated GPU (sim/, kfdsim.ko,
  * in the project's QEMU guest). Vulkan needs VK_KHR_external_semaphore_fd
  * with SYNC_FD import and export: Mesa's lavapipe has it when /dev/udmabuf
  * exists (Linux 6.12 here).

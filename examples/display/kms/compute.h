@@ -5,7 +5,7 @@
  *
  * Two back-ends run the same PM4 stream (built with pm4.h):
  *
- *  - "sim": kfdsim, the test rig's simulated GPU (tests/sim). Its queues
+ *  - "sim": kfdsim, the test rig's simulated GPU (sim/). Its queues
  *    execute PM4 packets in the process's address space from a kernel
  *    thread and signal KFD events through amdkfd's real interrupt path, so
  *    "GPU addresses" are the process's own pointers. This is what runs in

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the simulator's guest tests. Naming as in the house
- * style: __helper() returns -errno, helper() bails out of the test.
+ * Helpers for guest tests that drive amdkfd through the GPU simulator
+ * (sim/): events, queues, PM4 submission. Naming as in the house style:
+ * __helper() returns -errno, helper() bails out of the test.
  */
 #ifndef KFDSYNC_TESTS_SIM_TEST_H
 #define KFDSYNC_TESTS_SIM_TEST_H

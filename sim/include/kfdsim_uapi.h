@@ -5,7 +5,7 @@
  * /dev/kfdsim gives a process simulated compute queues that execute PM4
  * type-3 packets from a kernel thread, in the process's address space, and
  * signal amdkfd events through amdkfd's own interrupt path. See
- * tests/sim/kmod/kfdsim.c ("DOC: Overview") for the model.
+ * sim/kmod/kfdsim.c ("DOC: Overview") for the model.
  *
  * Conventions as in kfdsync's uAPI: fixed-size __u32/__u64 fields, no enums
  * or bitfields, explicit @flags (unknown bits are rejected with -EINVAL) and
