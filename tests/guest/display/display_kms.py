@@ -197,7 +197,8 @@ def main():
         print(f"1..1\nBail out! kfdsync-kms not found at '{KMS}'")
         return 1
 
-    bochs, cirrus = card_of("bochs-drm"), card_of("cirrus")
+    # cirrus is cirrus-qemu from Linux 6.15 on.
+    bochs, cirrus = card_of("bochs-drm"), card_of("cirrus") or card_of("cirrus-qemu")
     device, tag = (bochs, "bochs") if bochs else (cirrus, "cirrus")
     if not device:
         print("1..1\nBail out! no bochs-drm or cirrus display: boot with --vga std or cirrus")
