@@ -62,6 +62,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 
 #include <linux/kfdsync.h>
 
@@ -92,7 +93,10 @@ struct kfdsync_slot_chunk {
  * @dead:	amdkfd freed the process: no new slots.
  * @slot_list:	The live slots (&kfdsync_slot.node).
  * @chunks:	The live slots by id (RCU), KFDSYNC_SLOT_CHUNK ids a chunk.
- * @rcu:	Frees the process after readers are done.
+ * @free_work:	Frees the process after readers are done, in process
+ *		context: the last mmdrop() frees page tables under
+ *		pgd_lock, which is not softirq-safe (no mmdrop() in an RCU
+ *		callback).
  *
  * @by_kp, @by_mm and @node are protected by kfdsync_procs_lock.
  */
@@ -108,7 +112,7 @@ struct kfdsync_proc {
 	bool dead;
 	struct list_head slot_list;
 	struct kfdsync_slot_chunk __rcu *chunks[KFDSYNC_SLOT_CHUNKS];
-	struct rcu_head rcu;
+	struct rcu_work free_work;
 };
 
 /**
@@ -137,6 +141,8 @@ struct kfdsync_slot {
 };
 
 static DEFINE_MUTEX(kfdsync_slot_mutex);
+/* Runs kfdsync_proc_free_work(); drained by kfdsync_slot_exit(). */
+static struct workqueue_struct *kfdsync_slot_wq;
 static DEFINE_SPINLOCK(kfdsync_procs_lock);
 static DEFINE_HASHTABLE(kfdsync_procs_by_kp, 6);
 static DEFINE_HASHTABLE(kfdsync_procs_by_mm, 6);
@@ -145,9 +151,10 @@ static LIST_HEAD(kfdsync_procs);
 /* Drops what subscribers finished under the locks (fences). */
 static void (*kfdsync_slot_done)(struct list_head *done);
 
-static void kfdsync_proc_free_rcu(struct rcu_head *rcu)
+static void kfdsync_proc_free_work(struct work_struct *work)
 {
-	struct kfdsync_proc *proc = container_of(rcu, struct kfdsync_proc, rcu);
+	struct kfdsync_proc *proc = container_of(to_rcu_work(work),
+						 struct kfdsync_proc, free_work);
 	unsigned int i;
 
 	mmdrop(proc->mm);
@@ -175,7 +182,8 @@ static void kfdsync_proc_release(struct kref *ref)
 	spin_lock(&kfdsync_procs_lock);
 	kfdsync_proc_unhash_locked(proc);
 	spin_unlock(&kfdsync_procs_lock);
-	call_rcu(&proc->rcu, kfdsync_proc_free_rcu);
+	INIT_RCU_WORK(&proc->free_work, kfdsync_proc_free_work);
+	queue_rcu_work(kfdsync_slot_wq, &proc->free_work);
 }
 
 static void kfdsync_proc_put(struct kfdsync_proc *proc)
@@ -788,10 +796,13 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
  * kfdsync_slot_init() - set up the slot layer
  * @done: drops what subscribers finished under the slot locks
  *
- * Return: 0.
+ * Return: 0 or -ENOMEM.
  */
 int kfdsync_slot_init(void (*done)(struct list_head *done))
 {
+	kfdsync_slot_wq = alloc_workqueue("kfdsync_slot", WQ_UNBOUND, 0);
+	if (!kfdsync_slot_wq)
+		return -ENOMEM;
 	kfdsync_slot_done = done;
 	return 0;
 }
@@ -803,5 +814,7 @@ int kfdsync_slot_init(void (*done)(struct list_head *done))
  */
 void kfdsync_slot_exit(void)
 {
+	/* The grace periods of queue_rcu_work() first, then the works. */
 	rcu_barrier();
+	destroy_workqueue(kfdsync_slot_wq);
 }
