@@ -9,7 +9,8 @@
  *   process), talking to the parent over a socket pair; child_args() in the
  *   child's main() finds ROLE and the socket.
  * - msg_send()/msg_recv(): small messages over that socket, with up to
- *   CHILD_MSG_MAX_FDS file descriptors passed along (SCM_RIGHTS).
+ *   CHILD_MSG_MAX_FDS file descriptors passed along (SCM_RIGHTS), over
+ *   scm_send()/scm_recv(), which take any message and return -errno.
  */
 #ifndef KFDSYNC_TESTS_CHILD_H
 #define KFDSYNC_TESTS_CHILD_H
@@ -45,22 +46,22 @@ static inline int reap(pid_t pid)
 	return wait_status_code(status);
 }
 
-struct msg {
-	int32_t cmd;
-	int32_t val;
-	int64_t val64;
-};
-
-/* Send @cmd, @val and @n fds (they stay open here); bails out on failure. */
-static inline void msg_send(int sock, int32_t cmd, int32_t val, const int *fds, unsigned int n)
+/*
+ * Send @len bytes of @msg with @n fds (at most CHILD_MSG_MAX_FDS; they stay
+ * open here); 0, or -errno (EAGAIN when the socket is full and @flags has
+ * MSG_DONTWAIT; EPIPE, not SIGPIPE, when the peer is gone).
+ */
+static inline int scm_send(int sock, const void *msg, size_t len, const int *fds,
+			   unsigned int n, int flags)
 {
-	struct msg m = { .cmd = cmd, .val = val };
-	char control[CMSG_SPACE(sizeof(int) * CHILD_MSG_MAX_FDS)] = { 0 };
-	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+	char control[CMSG_SPACE(sizeof(int) * CHILD_MSG_MAX_FDS)];
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t r;
 
 	if (n > CHILD_MSG_MAX_FDS)
-		tap_bail("msg_send: %u fds, at most %u", n, CHILD_MSG_MAX_FDS);
+		return -EINVAL;
+	memset(control, 0, sizeof(control));
 	if (n) {
 		struct cmsghdr *c;
 
@@ -72,39 +73,84 @@ static inline void msg_send(int sock, int32_t cmd, int32_t val, const int *fds, 
 		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
 		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
-	if (sendmsg(sock, &mh, 0) != sizeof(m))
-		tap_bail("sendmsg: %s", strerror(errno));
+	do
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	return r == (ssize_t)len ? 0 : -EIO;
 }
 
 /*
- * Receive a message; its fds (if any, close-on-exec) into @fds, their
- * number into *@n. False when the peer is gone.
+ * Receive one message into @msg (@len bytes) and its fds (close-on-exec)
+ * into @fds, which has room for @max; *@n gets their number, fds beyond
+ * @max are closed. Returns the bytes received, 0 at EOF, or -errno.
  */
-static inline bool msg_recv(int sock, struct msg *m, int *fds, unsigned int *n)
+static inline ssize_t scm_recv(int sock, void *msg, size_t len, int *fds, unsigned int max,
+			       unsigned int *n, int flags)
 {
 	char control[CMSG_SPACE(sizeof(int) * CHILD_MSG_MAX_FDS)];
-	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct iovec iov = { .iov_base = msg, .iov_len = len };
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = control, .msg_controllen = sizeof(control),
 	};
 	struct cmsghdr *c;
+	ssize_t r;
 
-	if (n)
-		*n = 0;
-	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != sizeof(*m))
-		return false;
+	*n = 0;
+	do
+		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
 	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		unsigned int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		unsigned int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
 
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
-		if (fds && n) {
-			memcpy(fds, CMSG_DATA(c), k * sizeof(int));
-			*n = k;
+		for (i = 0; i < k; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (fds && *n < max)
+				fds[(*n)++] = fd;
+			else
+				close(fd);
 		}
 	}
-	return true;
+	return r;
+}
+
+/* The messages between a program and its children. */
+struct msg {
+	int32_t cmd;
+	int32_t val;
+	int64_t val64;
+};
+
+/* Send @cmd, @val and @n fds (they stay open here); bails out on failure. */
+static inline void msg_send(int sock, int32_t cmd, int32_t val, const int *fds, unsigned int n)
+{
+	struct msg m = { .cmd = cmd, .val = val };
+	int ret = scm_send(sock, &m, sizeof(m), fds, n, 0);
+
+	if (ret)
+		tap_bail("sendmsg: %s", strerror(-ret));
+}
+
+/*
+ * Receive a message; its fds (if any, up to CHILD_MSG_MAX_FDS) into @fds,
+ * their number into *@n. False when the peer is gone.
+ */
+static inline bool msg_recv(int sock, struct msg *m, int *fds, unsigned int *n)
+{
+	unsigned int k;
+	ssize_t r = scm_recv(sock, m, sizeof(*m), fds, CHILD_MSG_MAX_FDS, &k, 0);
+
+	if (n)
+		*n = k;
+	return r == (ssize_t)sizeof(*m);
 }
 
 /* This program's own path (children are this very binary). */
