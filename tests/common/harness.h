@@ -20,11 +20,27 @@
  *
  * Command line: no argument runs every test; names run those tests only;
  * --list prints the names.
+ *
+ * Hooks a program may set in main() before harness_main():
+ *   harness_require	before anything is printed: checks that skip the
+ *			whole program and print their own TAP header
+ *			(require_sim_guest(), tap_skip_program_if());
+ *   harness_setup	after the TAP header, before the first test (it may
+ *			still give up with harness_skip_program() or
+ *			tap_bail());
+ *   harness_teardown	after the last test, before the plan: checks of the
+ *			whole program (e.g. nothing left pinned).
+ *
+ * A program may be built from several files: the registry, the hooks and
+ * tap.h's counts are weak definitions, one copy per program. Tests run in
+ * link order of the files (meson's source order), then definition order.
  */
 #ifndef KFDSYNC_TESTS_HARNESS_H
 #define KFDSYNC_TESTS_HARNESS_H
 
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -35,7 +51,11 @@ struct harness_test {
 	struct harness_test *next;
 };
 
-static struct harness_test *harness_head, **harness_tail = &harness_head;
+__attribute__((weak)) struct harness_test *harness_head;
+__attribute__((weak)) struct harness_test **harness_tail = &harness_head;
+__attribute__((weak)) void (*harness_require)(void);
+__attribute__((weak)) void (*harness_setup)(void);
+__attribute__((weak)) void (*harness_teardown)(void);
 
 static inline void harness_register(struct harness_test *t)
 {
@@ -54,8 +74,26 @@ static inline void harness_register(struct harness_test *t)
 	}								\
 	static void test_##tname(void)
 
-/* Runs before the first test (after argument parsing); NULL for none. */
-static void (*harness_setup)(void);
+/*
+ * From harness_setup: the whole program cannot run here (a plan of 0,
+ * status 0), with the reason. Only before the first subtest.
+ */
+static inline void harness_skip_program(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static inline void harness_skip_program(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (tap_count)
+		tap_bail("cannot skip the program after %u subtests", tap_count);
+	fputs("1..0 # SKIP ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+	fflush(stdout);
+	exit(0);
+}
 
 static inline int harness_main(int argc, char **argv)
 {
@@ -67,6 +105,8 @@ static inline int harness_main(int argc, char **argv)
 			puts(t->name);
 		return 0;
 	}
+	if (harness_require)
+		harness_require();
 	printf("TAP version 13\n");
 	fflush(stdout);
 	if (harness_setup)
@@ -81,6 +121,8 @@ static inline int harness_main(int argc, char **argv)
 		tap_diag("---- %s", t->name);
 		t->fn();
 	}
+	if (harness_teardown)
+		harness_teardown();
 	printf("1..%u\n", tap_count);
 	fflush(stdout);
 	return tap_exit();

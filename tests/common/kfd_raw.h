@@ -9,6 +9,7 @@
 #define KFDSYNC_TESTS_KFD_RAW_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -37,7 +38,27 @@ struct kfd_raw_wait_events_args {
 	uint32_t wait_result;
 };
 
+struct kfd_raw_create_event_args {
+	uint64_t event_page_offset;
+	uint32_t event_trigger_data;
+	uint32_t event_type;
+	uint32_t auto_reset;
+	uint32_t node_id;
+	uint32_t event_id;
+	uint32_t event_slot_index;
+};
+
+struct kfd_raw_event_id_args {
+	uint32_t event_id;
+	uint32_t pad;
+};
+
+#define KFD_RAW_EVENT_SIGNAL		0
+
 #define KFD_RAW_IOC_GET_VERSION	_IOR('K', 0x01, struct kfd_raw_get_version_args)
+#define KFD_RAW_IOC_CREATE_EVENT	_IOWR('K', 0x08, struct kfd_raw_create_event_args)
+#define KFD_RAW_IOC_DESTROY_EVENT	_IOW('K', 0x09, struct kfd_raw_event_id_args)
+#define KFD_RAW_IOC_SET_EVENT		_IOW('K', 0x0A, struct kfd_raw_event_id_args)
 #define KFD_RAW_IOC_WAIT_EVENTS	_IOWR('K', 0x0C, struct kfd_raw_wait_events_args)
 
 /* Whether amdkfd reports event ages (KFD ioctl 1.14, Linux 6.5+). */

@@ -29,8 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned int tap_count;
-static unsigned int tap_failed;
+/*
+ * Weak definitions: one count per program however many of its files
+ * include this header, so that a program may be built from several test
+ * files (harness.h).
+ */
+__attribute__((weak)) unsigned int tap_count;
+__attribute__((weak)) unsigned int tap_failed;
 
 static inline void tap_plan(unsigned int n)
 {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * kfdsync_export_relay: kfdsync_export with kfdsync in forced relay mode.
+ * A relay-mode launcher: a guest test program with kfdsync in forced relay
+ * mode. Built once per program (<program>_relay, by meson).
  *
  * The guest suite runs programs by path without arguments; this one runs
- * "relay-mode kfdsync_export" (both paths fixed at build time), which
- * reloads kfdsync with hooks=0 around the test and restores it afterwards.
+ * "relay-mode PROGRAM" (both paths fixed at build time: RELAY_MODE and
+ * KFDSYNC_EXPORT), which reloads kfdsync with hooks=0 around the test and
+ * restores it afterwards.
  */
 #include <stdio.h>
 #include <string.h>

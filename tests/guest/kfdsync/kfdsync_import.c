@@ -20,45 +20,26 @@
  * SET_EVENT with EOPNOTSUPP and the same checks go through the library's
  * relay thread.
  *
- * Bad inputs get their documented errnos; cancelled imports write nothing;
- * everything closed mid-flight releases its page pins (/proc/vmstat's
- * nr_foll_pin_acquired/_released) and leaves Mlocked alone.
+ * Memory targets: subtract, 32-bit stores, an eventfd, a fence already
+ * ended. Bad inputs, limits, cancellation and leaks are
+ * kfdsync_import_errors's. Tests register themselves
+ * (tests/common/harness.h).
  */
 
-#include <errno.h>
-#include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 
-#include <linux/kfdsync.h>
-#include <linux/sync_file.h>
-
-#include <kfdsync.h>
-
 #include "sim_test.h"
-#include "kfdsync_test.h"
+#include "kfdsync_import.h"
 #include "vgem.h"
 
-#define PLAN			63
-#define PENDING_IMPORTS		100
-
-static int kfdsync = -1;
 static int sim = -1;
 static int vgem = -1;
 static uint32_t queue;
-static bool relay_mode;
+static struct kfdsync_ctx *ctx;
 
 /* ---- helpers ---- */
-
-static int __import(int fd, struct kfdsync_import *a)
-{
-	return ioctl(fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, a) ? -errno : 0;
-}
 
 static uint64_t ev_register(int fd, const HsaEvent *ev)
 {
@@ -79,102 +60,6 @@ static int export(int fd, uint32_t id, uint64_t age)
 	return a.fd;
 }
 
-/* The single fence of a sync_file: status and timestamp. */
-static struct sync_fence_info fence_info(int fd)
-{
-	struct sync_fence_info fi;
-	struct sync_file_info info = { .num_fences = 1,
-				       .sync_fence_info = (uintptr_t)&fi };
-
-	memset(&fi, 0, sizeof(fi));
-	if (ioctl(fd, SYNC_IOC_FILE_INFO, &info))
-		tap_bail("SYNC_IOC_FILE_INFO: %s", strerror(errno));
-	return fi;
-}
-
-static bool readable(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, timeout_ms) == 1;
-}
-
-/* Wait until *@word == @want; false after WAIT_MS. */
-static bool wait_word(volatile uint64_t *word, uint64_t want)
-{
-	int64_t end = kfdsim_now_ns() + (int64_t)WAIT_MS * 1000000;
-
-	while (*word != want) {
-		if (kfdsim_now_ns() > end)
-			return false;
-		usleep(1000);
-	}
-	return true;
-}
-
-static struct kfdsync_timeline *timeline_new(void)
-{
-	struct kfdsync_timeline *tl;
-	int ret = kfdsync_timeline_new(&tl);
-
-	if (ret)
-		tap_bail("kfdsync_timeline_new: %s", strerror(-ret));
-	return tl;
-}
-
-static int timeline_fence(struct kfdsync_timeline *tl, uint32_t value)
-{
-	int fd = kfdsync_timeline_create_fence(tl, value, "import-test");
-
-	if (fd < 0)
-		tap_bail("kfdsync_timeline_create_fence: %s", strerror(-fd));
-	return fd;
-}
-
-static uint64_t vmstat(const char *name)
-{
-	char key[64];
-	unsigned long long v;
-	uint64_t found = 0;
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		return 0;
-	while (fscanf(f, "%63s %llu", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
-}
-
-/* Pages pinned system-wide, with the per-CPU counter deltas folded in. */
-static int64_t pins_held(void)
-{
-	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
-
-	if (f) {
-		fputs("1\n", f);
-		fclose(f);
-	}
-	return (int64_t)(vmstat("nr_foll_pin_acquired") - vmstat("nr_foll_pin_released"));
-}
-
-static uint64_t meminfo_kb(const char *name)
-{
-	char line[256];
-	size_t n = strlen(name);
-	unsigned long long v = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ':')
-			sscanf(line + n + 1, "%llu", &v);
-	fclose(f);
-	return v;
-}
-
 /* A queue program: wait until *@word != 0, then signal @ev. */
 static uint64_t submit_gated_signal(uint64_t *word, HsaEvent *ev)
 {
@@ -184,15 +69,6 @@ static uint64_t submit_gated_signal(uint64_t *word, HsaEvent *ev)
 	pm4_wait_reg_mem(&b, (uintptr_t)word, PM4_WAIT_NE, 0, 0xffffffffu);
 	pm4_release_mem_event(&b, slot_addr(ev), ev->EventId);
 	return submit(sim, queue, &b);
-}
-
-static void ev_destroy(HsaEvent *ev)
-{
-	struct kfdsync_event_unregister a = { .event_id = ev->EventId };
-
-	/* Not registered is fine; amdkfd reuses the id afterwards. */
-	ioctl(kfdsync, KFDSYNC_IOCTL_EVENT_UNREGISTER, &a);
-	hsaKmtDestroyEvent(ev);
 }
 
 /* Wait until the queue completed up to @end; false after WAIT_MS. */
@@ -227,7 +103,7 @@ static void relay_one_signal(HsaEvent *ev)
 
 /* ---- other device -> memory -> simulated GPU -> sync_file ---- */
 
-static void test_vgem_chain(void)
+TEST(vgem_chain)
 {
 	static uint64_t word;
 	HsaEvent *ev = new_event();
@@ -278,7 +154,7 @@ static void test_vgem_chain(void)
 }
 
 /* An error upstream is an error downstream, never a success. */
-static void test_error_chain(void)
+TEST(error_chain)
 {
 	static uint64_t word;
 	struct kfdsync_timeline *tl = timeline_new();
@@ -345,7 +221,7 @@ static void waiter_start(struct waiter *w, HsaEvent *ev)
 		tap_bail("pthread_create failed");
 }
 
-static void test_event(struct kfdsync_ctx *ctx)
+TEST(event)
 {
 	struct kfdsync_timeline *tl = timeline_new();
 	HsaEvent *ev = new_event();
@@ -402,13 +278,12 @@ static void test_event(struct kfdsync_ctx *ctx)
 	ev_destroy(ev);
 }
 
-/* sync_file -> KFD event -> (registered, exported) sync_file. */
 /*
  * sync_file -> KFD event -> (registered, exported) sync_file, all through
  * the library: in relay mode its two relays (the import's, setting the
  * event; the export's, reporting it) make the same chain work.
  */
-static void test_event_to_export(struct kfdsync_ctx *ctx)
+TEST(event_to_export)
 {
 	struct kfdsync_timeline *tl = timeline_new();
 	HsaEvent *ev = new_event();
@@ -439,7 +314,7 @@ static void test_event_to_export(struct kfdsync_ctx *ctx)
 
 /* ---- memory variants ---- */
 
-static void test_memory_variants(struct kfdsync_ctx *ctx)
+TEST(memory_variants)
 {
 	static uint64_t word64;
 	static uint32_t word32[2];
@@ -492,207 +367,9 @@ static void test_memory_variants(struct kfdsync_ctx *ctx)
 	kfdsync_timeline_free(tl);
 }
 
-/* ---- bad input ---- */
-
-static void test_bad_inputs(void)
+static void setup(void)
 {
-	static uint64_t word;
-	struct kfdsync_timeline *tl = timeline_new();
-	int fd = timeline_fence(tl, 1);
-	int efd = eventfd(0, EFD_CLOEXEC);
-	void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	void *gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	HsaEvent *ev = new_event();
-	struct kfdsync_import good = { .fd = fd, .flags = KFDSYNC_IMPORT_MEMORY,
-				       .addr = (uintptr_t)&word, .value = 1 };
-	struct kfdsync_import a;
-
-	munmap(gone, 4096);
-
-#define BAD(field_changes, err, name)						\
-	do {									\
-		a = good;							\
-		field_changes;							\
-		tap_errno(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a), err, name); \
-	} while (0)
-
-	BAD(a.fd = efd, EINVAL, "bad_not_a_sync_file");
-	BAD(a.fd = 9999, EBADF, "bad_closed_fd");
-	BAD(a.flags = 0x40 | KFDSYNC_IMPORT_MEMORY, EINVAL, "bad_unknown_flag");
-	BAD((a.flags = KFDSYNC_IMPORT_SUB, a.addr = 0, a.value = 0), EINVAL, "bad_no_action");
-	BAD(a.pad = 1, EINVAL, "bad_pad");
-	BAD(a.addr += 4, EINVAL, "bad_misaligned_64");
-	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.addr += 2), EINVAL, "bad_misaligned_32");
-	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.value = 1ull << 32), EINVAL,
-	    "bad_value_too_wide_32");
-	BAD((a.flags |= KFDSYNC_IMPORT_MEMORY32, a.error_value = 1ull << 32), EINVAL,
-	    "bad_error_value_too_wide_32");
-	BAD(a.addr = (uintptr_t)ro, EFAULT, "bad_read_only_memory");
-	BAD(a.addr = (uintptr_t)gone, EFAULT, "bad_unmapped_memory");
-	BAD(a.addr = slot_addr(ev), EFAULT, "bad_device_mapping_events_page");
-	BAD(a.addr = 0xffff888000000000ull, EFAULT, "bad_kernel_address");
-	BAD((a.flags = KFDSYNC_IMPORT_SET_EVENT, a.addr = 0, a.value = 0), EINVAL,
-	    "bad_set_event_id_zero");
-	BAD((a.flags = KFDSYNC_IMPORT_SET_EVENT, a.addr = 0, a.value = 0,
-	     a.event_id = KFDSYNC_EVENT_ID_LIMIT), EINVAL, "bad_set_event_id_limit");
-	BAD(a.event_id = 5, EINVAL, "bad_event_id_without_flag");
-	BAD((a.flags |= KFDSYNC_IMPORT_FAIL_EVENT, a.fail_event_id = 4000), ENOENT,
-	    "bad_fail_event_unregistered");
-	BAD((a.flags |= KFDSYNC_IMPORT_EVENTFD, a.eventfd = fd), EINVAL,
-	    "bad_eventfd_not_an_eventfd");
-	BAD((a.flags |= KFDSYNC_IMPORT_EVENTFD, a.eventfd = 9999), EBADF, "bad_eventfd_closed");
-	tap_errno(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, (void *)16), EFAULT,
-		  "bad_argument_pointer");
-#undef BAD
-
-	/* Another process (a child with the inherited fd) is refused. */
-	{
-		pid_t pid = fork();
-		int status = -1;
-
-		if (pid == 0) {
-			a = good;
-			_exit(ioctl(kfdsync, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &a) < 0 &&
-			      errno == EPERM ? 0 : 1);
-		}
-		waitpid(pid, &status, 0);
-		tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "bad_other_process_eperm");
-	}
-
-	{
-		struct kfdsync_import_desc d = { .flags = KFDSYNC_IMPORT_EVENTFD };
-
-		tap_ok(kfdsync_import_sync_file(NULL, fd, &d) == -EINVAL &&
-		       kfdsync_import_sync_file((struct kfdsync_ctx *)1, fd, NULL) == -EINVAL,
-		       "library_rejects_null");
-	}
-	tap_ok(word == 0, "bad_inputs_wrote_nothing");
-	munmap(ro, 4096);
-	close(efd);
-	close(fd);
-	ev_destroy(ev);
-	kfdsync_timeline_free(tl);
-}
-
-/* ---- limits, cancellation, leaks ---- */
-
-static void test_cancel_and_leaks(void)
-{
-	static uint64_t words[PENDING_IMPORTS];
-	struct kfdsync_timeline *tl = timeline_new();
-	HsaEvent *ev = new_event();
-	int64_t pins0 = pins_held();
-	uint64_t mlocked0 = meminfo_kb("Mlocked");
-	uint64_t unrecl0 = meminfo_kb("SUnreclaim");
-	int fd = timeline_fence(tl, 1);
-	int ctx_fd = open_kfdsync();
-	int i, ok = 0, ret, efd;
-
-	for (i = 0; i < PENDING_IMPORTS; i++) {
-		struct kfdsync_import a = {
-			.fd = fd, .flags = KFDSYNC_IMPORT_MEMORY, .addr = (uintptr_t)&words[i],
-			.value = 1 };
-
-		if (!relay_mode) {
-			a.flags |= KFDSYNC_IMPORT_SET_EVENT;
-			a.event_id = ev->EventId;
-		}
-		ok += __import(ctx_fd, &a) == 0;
-	}
-	tap_ok(ok == PENDING_IMPORTS, "pending_imports_made (%d)", ok);
-	tap_ok(pins_held() - pins0 == PENDING_IMPORTS, "each_import_pins_one_page (%" PRId64 ")",
-	       pins_held() - pins0);
-	close(ctx_fd);
-	tap_ok(pins_held() == pins0, "close_releases_every_pin (%" PRId64 " held)",
-	       pins_held() - pins0);
-	kfdsync_timeline_inc(tl, 1);
-	usleep(100 * 1000);
-	for (i = 0, ok = 0; i < PENDING_IMPORTS; i++)
-		ok += words[i] == 0;
-	tap_ok(ok == PENDING_IMPORTS, "cancelled_imports_write_nothing");
-	tap_ok(hsaKmtWaitOnEvent(ev, 100) == HSAKMT_STATUS_WAIT_TIMEOUT,
-	       "cancelled_imports_set_nothing");
-	tap_ok(meminfo_kb("Mlocked") == mlocked0, "mlocked_unchanged");
-	/* Generous: 100 imports are ~20 KiB; slab noise is the rest. */
-	tap_ok(meminfo_kb("SUnreclaim") < unrecl0 + 1024, "slab_not_growing (%" PRIu64
-	       " -> %" PRIu64 " kB)", unrecl0, meminfo_kb("SUnreclaim"));
-	close(fd);
-
-	/* max_imports, snapshotted at open. */
-	if (!param_write("max_imports", 4))
-		tap_bail("cannot write max_imports");
-	ctx_fd = open_kfdsync();
-	param_write("max_imports", 1024);
-	fd = timeline_fence(tl, 10);
-	efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
-	for (i = 0, ok = 0; i < 5; i++) {
-		struct kfdsync_import a = { .fd = fd,
-					    .flags = KFDSYNC_IMPORT_MEMORY | KFDSYNC_IMPORT_EVENTFD,
-					    .addr = (uintptr_t)&words[i], .value = 1, .eventfd = efd };
-
-		ret = __import(ctx_fd, &a);
-		ok += ret == 0;
-	}
-	tap_ok(ok == 4 && ret == -ENOSPC, "max_imports_enospc (%d made, last %s)", ok,
-	       strerror(-ret));
-	kfdsync_timeline_inc(tl, 10);
-	/* An import counts until its eventfd says done. */
-	for (i = 0, ok = 0; i < 4; i++) {
-		uint64_t one;
-
-		ok += readable(efd, WAIT_MS) && read(efd, &one, sizeof(one)) == sizeof(one) &&
-		      words[i] == 1;
-	}
-	close(efd);
-	tap_ok(ok == 4, "limit_frees_up_as_imports_end");
-	{
-		struct kfdsync_import a = { .fd = fd, .flags = KFDSYNC_IMPORT_MEMORY,
-					    .addr = (uintptr_t)&words[4], .value = 1 };
-
-		tap_ok(__import(ctx_fd, &a) == 0 && wait_word(&words[4], 1),
-		       "import_accepted_again_after_limit");
-	}
-	close(ctx_fd);
-	close(fd);
-	tap_ok(pins_held() == pins0, "no_pins_left (%" PRId64 ")", pins_held() - pins0);
-	ev_destroy(ev);
-	kfdsync_timeline_free(tl);
-}
-
-/* The library's relay, stopped with imports pending, sets nothing. */
-static void test_library_free_pending(void)
-{
-	struct kfdsync_timeline *tl = timeline_new();
-	HsaEvent *ev = new_event();
-	struct kfdsync_ctx *ctx;
-	int fd = timeline_fence(tl, 1), ret;
-
-	if (kfdsync_ctx_new(&ctx))
-		tap_bail("kfdsync_ctx_new failed");
-	ret = kfdsync_import_to_event(ctx, fd, ev->EventId);
-	kfdsync_ctx_free(ctx);
-	kfdsync_timeline_inc(tl, 1);
-	tap_ok(ret == 0 && hsaKmtWaitOnEvent(ev, 200) == HSAKMT_STATUS_WAIT_TIMEOUT,
-	       "freed_context_cancels_event_import (%s)", strerror(-ret));
-	close(fd);
-	kfdsync_timeline_free(tl);
-	ev_destroy(ev);
-}
-
-int main(void)
-{
-	struct kfdsync_info info = { 0 };
-	struct kfdsync_ctx *ctx;
-
-	scrub_hsa_env();
-	require_sim_guest();
-	if (access(KFDSYNC_DEV, F_OK)) {
-		printf("TAP version 13\n1..0 # SKIP no %s (kfdsync not loaded)\n", KFDSYNC_DEV);
-		return 0;
-	}
-	tap_plan(PLAN);
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
-		tap_bail("hsaKmtOpenKFD failed");
+	import_setup();
 	sim = kfdsim_open();
 	if (sim < 0)
 		tap_bail("kfdsim_open: %s", strerror(-sim));
@@ -700,28 +377,20 @@ int main(void)
 	vgem = drm_open_driver("vgem", false);
 	if (vgem < 0)
 		tap_bail("no vgem device");
-	kfdsync = open_kfdsync();
-	if (ioctl(kfdsync, KFDSYNC_IOCTL_INFO, &info))
-		tap_bail("INFO: %s", strerror(errno));
-	relay_mode = info.info_flags & KFDSYNC_INFO_RELAY_FORCED;
-	tap_diag("mode %s, hooks %#x", relay_mode ? "relay (hooks=0)" : "hooks", info.hooks);
 	if (kfdsync_ctx_new(&ctx))
 		tap_bail("kfdsync_ctx_new failed");
+}
 
-	test_vgem_chain();
-	test_error_chain();
-	test_event(ctx);
-	test_event_to_export(ctx);
-	test_memory_variants(ctx);
-	test_bad_inputs();
-	test_cancel_and_leaks();
-	test_library_free_pending();
-
+static void teardown(void)
+{
 	kfdsync_ctx_free(ctx);
-	close(kfdsync);
 	close(vgem);
 	kfdsim_queue_destroy(sim, queue);
 	close(sim);
-	hsaKmtCloseKFD();
-	return tap_exit();
+	import_teardown();
+}
+
+int main(int argc, char **argv)
+{
+	return import_main(argc, argv, setup, teardown);
 }

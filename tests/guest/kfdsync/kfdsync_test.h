@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
+
+#include <linux/kfdsync.h>
 
 #include "kmod.h"
 
@@ -39,6 +42,30 @@ static inline int open_kfdsync(void)
 
 	if (fd < 0)
 		tap_bail("open %s: %s", KFDSYNC_DEV, strerror(errno));
+	return fd;
+}
+
+/* For harness_require: outside the guest, or without kfdsync, skip. */
+static inline void require_kfdsync_guest(void)
+{
+	scrub_hsa_env();
+	require_sim_guest();
+	if (access(KFDSYNC_DEV, F_OK)) {
+		printf("TAP version 13\n1..0 # SKIP no %s (kfdsync not loaded)\n", KFDSYNC_DEV);
+		exit(0);
+	}
+}
+
+/* A context, and in *@relay whether kfdsync is in forced relay mode. */
+static inline int open_kfdsync_mode(bool *relay)
+{
+	struct kfdsync_info info = { 0 };
+	int fd = open_kfdsync();
+
+	if (ioctl(fd, KFDSYNC_IOCTL_INFO, &info))
+		tap_bail("INFO: %s", strerror(errno));
+	*relay = info.info_flags & KFDSYNC_INFO_RELAY_FORCED;
+	tap_diag("mode %s, hooks %#x", *relay ? "relay (hooks=0)" : "hooks", info.hooks);
 	return fd;
 }
 

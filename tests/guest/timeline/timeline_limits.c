@@ -10,7 +10,7 @@
  * many create/close cycles and after a process killed mid-flight), and that
  * kfdsync cannot unload while a fence lives. Parameters it changes through
  * sysfs are given back; the module is left loaded with the parameters it
- * had.
+ * had. Tests register themselves (tests/common/harness.h).
  *
  * Output is TAP; a subtest that cannot run says why (# SKIP).
  *
@@ -22,14 +22,11 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "harness.h"
 #include "timeline_util.h"
 
-#define PLAN		27
-
-static bool has_deadline;
 static char kfdsync_params[1024];
 
 /* --- errnos -------------------------------------------------------------- */
@@ -40,7 +37,7 @@ enum arg_kind { ARG_CREATE, ARG_CREATE_UNTERMINATED, ARG_BAD_POINTER,
 
 enum target { ON_TIMELINE, ON_CLOSED, ON_SYNC_FILE };
 
-static void test_errnos(void)
+TEST(errnos)
 {
 	static const struct {
 		const char *name;
@@ -77,6 +74,7 @@ static void test_errnos(void)
 		{ "timeline_get_deadline_merged", KFDSYNC_TL_IOC_GET_DEADLINE,
 		  ON_TIMELINE, ARG_DEADLINE_FD_MERGED, EINVAL, true },
 	};
+	bool has_deadline = kernel_has_deadline();
 	struct kfdsync_tl_create_fence create;
 	struct kfdsync_tl_get_deadline gd;
 	int tl, tl2, fence, fence2, merged, target, err;
@@ -157,7 +155,7 @@ static void test_errnos(void)
 
 /* --- limits -------------------------------------------------------------- */
 
-static void test_fence_limit(void)
+TEST(fence_limit)
 {
 	char saved[32] = "1024";
 	int tl, f[9], extra = -1, same = -1, born = -1, i, err;
@@ -210,7 +208,7 @@ static void test_fence_limit(void)
 	close(tl);
 }
 
-static void test_param_bounds(void)
+TEST(param_bounds)
 {
 	static const struct {
 		const char *name;
@@ -239,7 +237,7 @@ static void test_param_bounds(void)
 	tap_ok(ok, "param_timeline_limits_range");
 }
 
-static void test_timeline_limit(void)
+TEST(timeline_limit)
 {
 	unsigned int count = 0;
 	int fences, tl[3], i, err;
@@ -273,7 +271,7 @@ static void test_timeline_limit(void)
 
 /* --- watchdog ------------------------------------------------------------ */
 
-static void test_watchdog(void)
+TEST(watchdog)
 {
 	static const char *const names[] = {
 		"fence_watchdog_timeout", "fence_watchdog_lower_values",
@@ -323,7 +321,7 @@ static void test_watchdog(void)
 
 /* --- debugfs ------------------------------------------------------------- */
 
-static void test_debugfs(void)
+TEST(debugfs)
 {
 	char line[512], comm[64], name[128], self[64];
 	unsigned long long id, ctx;
@@ -465,6 +463,27 @@ static void test_midflight(unsigned int base_tl, int base_fences)
 	       "timeline_kill_midflight_no_leak");
 }
 
+/* Nothing leaks: debugfs's live counts come back to where they were. */
+TEST(leaks)
+{
+	unsigned int base_tl = 0;
+	int base_fences = 0;
+
+	if (!debugfs_ready()) {
+		tap_skip("no debugfs", "timeline_cycle_no_leak");
+		tap_skip("no debugfs", "timeline_kill_midflight_no_leak");
+		return;
+	}
+	if (__tl_debugfs_counts(&base_tl, &base_fences)) {
+		tap_ok(false, "timeline_cycle_no_leak (debugfs timelines unreadable)");
+		tap_ok(false, "timeline_kill_midflight_no_leak (debugfs timelines unreadable)");
+		return;
+	}
+	tap_diag("before: %u timelines, %d live fences", base_tl, base_fences);
+	test_cycles(base_tl, base_fences);
+	test_midflight(base_tl, base_fences);
+}
+
 /* --- module lifetime ------------------------------------------------------- */
 
 static void save_params(void)
@@ -487,7 +506,7 @@ static void save_params(void)
 		closedir(dir);
 }
 
-static void test_kmod(void)
+TEST(kmod)
 {
 	static const char *const names[] = {
 		"kmod_unload_busy_fence", "kmod_unload", "kmod_reload",
@@ -523,54 +542,8 @@ static void test_kmod(void)
 		close(tl);
 }
 
-static bool kernel_has_deadline(void)
+int main(int argc, char **argv)
 {
-	unsigned int major = 0, minor = 0;
-	struct utsname u;
-
-	uname(&u);
-	sscanf(u.release, "%u.%u", &major, &minor);
-	return major > 6 || (major == 6 && minor >= 4);
-}
-
-int main(void)
-{
-	unsigned int base_tl = 0;
-	int base_fences = 0;
-	bool counts;
-
-	tap_plan(PLAN);
-	if (access(TL_DEV, F_OK)) {
-		tap_diag("%s: %s", TL_DEV, strerror(errno));
-		tap_skip_rest(PLAN, "no " TL_DEV);
-		return tap_exit();
-	}
-	has_deadline = kernel_has_deadline();
-
-	test_errnos();				/* 12 */
-	test_fence_limit();			/* 3 */
-	test_param_bounds();			/* 1 */
-	test_timeline_limit();			/* 1 */
-	test_watchdog();			/* 4 */
-	test_debugfs();				/* 1 */
-
-	counts = debugfs_ready() &&
-		 !__tl_debugfs_counts(&base_tl, &base_fences);
-	if (counts) {
-		tap_diag("before: %u timelines, %d live fences", base_tl,
-			 base_fences);
-		test_cycles(base_tl, base_fences);	/* 1 */
-		test_midflight(base_tl, base_fences);	/* 1 */
-	} else if (debugfs_ready()) {
-		tap_ok(false, "timeline_cycle_no_leak (debugfs timelines unreadable)");
-		tap_ok(false, "timeline_kill_midflight_no_leak (debugfs timelines unreadable)");
-	} else {
-		tap_skip("no debugfs", "timeline_cycle_no_leak");
-		tap_skip("no debugfs", "timeline_kill_midflight_no_leak");
-	}
-	test_kmod();				/* 3 */
-
-	if (tap_count != PLAN)
-		tap_bail("planned %u subtests, ran %u", PLAN, tap_count);
-	return tap_exit();
+	harness_require = timeline_require_device;
+	return harness_main(argc, argv);
 }

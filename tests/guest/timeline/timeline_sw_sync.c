@@ -1,31 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
- * timeline_sw_sync: /dev/kfdsync_timeline against sw_sync's semantics.
+ * timeline_sw_sync: /dev/kfdsync_timeline against sw_sync's selftests.
  *
  * How this program works: it exercises the CPU timeline device only through
  * sw_sync's interface (SW_SYNC_IOC_CREATE_FENCE, SW_SYNC_IOC_INC) and the
  * sync_file one (SYNC_IOC_MERGE, SYNC_IOC_FILE_INFO, poll), the way the
  * kernel's tools/testing/selftests/sync does against <debugfs>/sync/sw_sync:
  * allocation, waits on one and several timelines, merges, many timelines,
- * and the three stress tests (parallelism, consumer, merge). Then what
- * sw_sync defines beyond those tests: same value gives the same fence,
- * values already reached give signalled fences (with 32-bit wrap-around),
- * INC by more than INT_MAX, closing with pending fences (-ENOENT), the
- * names reported by FILE_INFO, and the deadline hint (6.4+).
+ * and the three stress tests (parallelism, consumer, merge). What sw_sync
+ * defines beyond those tests is in timeline_semantics.c. Tests register
+ * themselves (tests/common/harness.h).
  *
  * Output is TAP; a subtest that cannot run says why (# SKIP).
  */
 
 #include <pthread.h>
-#include <sys/utsname.h>
 
+#include "harness.h"
 #include "timeline_util.h"
-
-#define PLAN		21
 
 /* --- allocation ---------------------------------------------------------- */
 
-static void test_alloc(void)
+TEST(alloc)
 {
 	int tl, fence, bad;
 
@@ -47,7 +43,7 @@ static void test_alloc(void)
 
 /* --- one timeline: wait ------------------------------------------------- */
 
-static void test_one_timeline_wait(void)
+TEST(one_timeline_wait)
 {
 	bool ok = true;
 	int tl, fence;
@@ -68,7 +64,7 @@ static void test_one_timeline_wait(void)
 
 /* --- one timeline: merge ------------------------------------------------- */
 
-static void test_one_timeline_merge(void)
+TEST(one_timeline_merge)
 {
 	int tl, a, b, c, d, e;
 	bool ok = true;
@@ -97,7 +93,7 @@ static void test_one_timeline_merge(void)
 	close(tl);
 }
 
-static void test_merge_same_fence(void)
+TEST(merge_same_fence)
 {
 	int tl, a, m;
 	bool ok;
@@ -115,7 +111,7 @@ static void test_merge_same_fence(void)
 
 /* --- several timelines -------------------------------------------------- */
 
-static void test_multi_timeline_wait(void)
+TEST(multi_timeline_wait)
 {
 	int tl[3], f[3], m, m2, i;
 	bool ok = true;
@@ -144,7 +140,7 @@ static void test_multi_timeline_wait(void)
 }
 
 /* Many timelines, one fence each, merged into one sync_file. */
-static void test_many_timelines(void)
+TEST(many_timelines)
 {
 	enum { N = 256 };
 	int tl[N], merged = -1, i, tmp, opened = 0;
@@ -322,12 +318,27 @@ static bool stress_run(unsigned int threads, unsigned int iterations,
 	return !s.failed && s.counter == threads * iterations;
 }
 
+TEST(stress_parallelism)
+{
+	tap_ok(stress_run(2, 1000, false), "stress_parallelism");
+}
+
+TEST(stress_consumer)
+{
+	tap_ok(stress_run(4, 500, true), "stress_consumer");
+}
+
+TEST(stress_threads)
+{
+	tap_ok(stress_run(8, 200, false), "stress_threads");
+}
+
 /*
  * The selftest's stress_merge: many fences on a few timelines merged in
  * random order into one; it signals when, and only when, every timeline
  * reached the largest value merged from it.
  */
-static void test_stress_merge(void)
+TEST(stress_merge)
 {
 	enum { TIMELINES = 8, MERGES = 1000 };
 	uint32_t max[TIMELINES] = { 0 };
@@ -374,286 +385,8 @@ static void test_stress_merge(void)
 		close(tl[i]);
 }
 
-/* --- sw_sync's semantics beyond the selftests ------------------------------ */
-
-static bool pending_count(unsigned int *pending);
-
-static void test_same_value(void)
+int main(int argc, char **argv)
 {
-	unsigned int pending = 0;
-	int tl, a, b;
-	bool ok;
-
-	tl = __timeline_create();
-	a = __fence_create(tl, "a", 7);
-	b = __fence_create(tl, "b", 7);
-	/* The second create returns the first fence: still one pending. */
-	ok = a >= 0 && b >= 0;
-	if (pending_count(&pending))
-		ok &= pending == 1;
-	else
-		tap_diag("no debugfs: pending count not checked");
-	ok &= !__timeline_inc(tl, 7) && __sync_wait(a, 0) == 1 &&
-	      __sync_wait(b, 0) == 1;
-	tap_ok(ok, "fence_create_same_value");
-	close(a);
-	close(b);
-	close(tl);
-}
-
-/* Values reached, or more than INT_MAX ahead (32-bit wrap), are signalled. */
-static void test_born_signalled(void)
-{
-	static const struct {
-		uint32_t inc;
-		uint32_t value;
-		int status;
-	} cases[] = {
-		{ 0, 0, 1 },
-		{ 10, 5, 1 },
-		{ 10, 10, 1 },
-		{ 10, 11, 0 },
-		{ 0, 0x7fffffff, 0 },
-		{ 0, 0x80000000, 1 },
-		{ 0, 0xffffffff, 1 },
-		{ 0xfffffff0, 0xfffffff5, 0 },
-		{ 0xfffffff0, 5, 0 },		/* ahead across the wrap */
-		{ 0xfffffff0, 0xffffffe0, 1 },
-	};
-	unsigned int i;
-	bool ok = true;
-
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int tl = __timeline_create();
-		int f;
-
-		__timeline_inc(tl, cases[i].inc);
-		f = __fence_create(tl, "born", cases[i].value);
-		if (f < 0 || fence_status(f) != cases[i].status) {
-			tap_diag("inc %#x value %#x: status %d, expected %d",
-				 cases[i].inc, cases[i].value,
-				 f < 0 ? f : fence_status(f), cases[i].status);
-			ok = false;
-		}
-		if (f >= 0)
-			close(f);
-		close(tl);
-	}
-	tap_ok(ok, "fence_create_reached");
-}
-
-/* INC by more than INT_MAX signals everything on the way, across the wrap. */
-static void test_inc_large(void)
-{
-	int tl, a, b, c;
-	bool ok;
-
-	tl = __timeline_create();
-	a = __fence_create(tl, "a", 10);
-	b = __fence_create(tl, "b", 0x7fffffff);
-	ok = !__timeline_inc(tl, 0xfffffff0);
-	ok &= fence_status(a) == 1 && fence_status(b) == 1;
-	/* Now at 0xfffffff0: 0x20 is 0x30 ahead. */
-	c = __fence_create(tl, "c", 0x20);
-	ok &= fence_status(c) == 0;
-	ok &= !__timeline_inc(tl, 0x2f) && fence_status(c) == 0;
-	ok &= !__timeline_inc(tl, 1) && fence_status(c) == 1;
-	tap_ok(ok, "timeline_inc_wrap");
-	close(a);
-	close(b);
-	close(c);
-	close(tl);
-}
-
-/* Closing the timeline ends its pending fences with -ENOENT. */
-static void test_close_pending(void)
-{
-	int tl, a, b, c, m;
-	bool ok;
-
-	tl = __timeline_create();
-	a = __fence_create(tl, "a", 1);
-	b = __fence_create(tl, "b", 2);
-	c = __fence_create(tl, "c", 3);
-	__timeline_inc(tl, 1);
-	m = __sync_merge("bc", b, c);
-	close(tl);
-	ok = __sync_wait(a, 0) == 1 && fence_status(a) == 1;
-	ok &= __sync_wait(b, 1000) == 1 && fence_status(b) == -ENOENT;
-	ok &= fence_status(c) == -ENOENT;
-	ok &= __sync_wait(m, 0) == 1 && fence_status(m) == -ENOENT &&
-	      fence_count_status(m, -ENOENT) == 1;
-	tap_ok(ok, "timeline_close_pending");
-	close(a);
-	close(b);
-	close(c);
-	close(m);
-}
-
-/* Close with a waiter blocked in poll() in another thread. */
-static void *close_waiter(void *arg)
-{
-	int *fd = arg;
-
-	*fd = __sync_wait(*fd, 10000);
-	return NULL;
-}
-
-static void test_close_waiter(void)
-{
-	pthread_t thread;
-	int tl, f, result;
-	bool ok;
-
-	tl = __timeline_create();
-	f = __fence_create(tl, "w", 1);
-	result = f;
-	pthread_create(&thread, NULL, close_waiter, &result);
-	msleep(50);
-	close(tl);
-	pthread_join(thread, NULL);
-	ok = result == 1 && fence_status(f) == -ENOENT;
-	tap_ok(ok, "timeline_close_wakes_waiter");
-	close(f);
-}
-
-static void test_names(void)
-{
-	char prefix[64];
-	struct file_info fi;
-	int tl, f, g, ret;
-	bool ok;
-
-	tl = __timeline_create();
-	f = __fence_create(tl, "frame-42", 3);
-	g = __fence_create(tl, "", 4);
-	ret = __file_info(f, &fi);
-	snprintf(prefix, sizeof(prefix), "kfdsync-timeline:%d:", getpid());
-	ok = !ret && !strcmp(fi.info.name, "frame-42") &&
-	     fi.info.num_fences == 1 &&
-	     !strcmp(fi.fences[0].driver_name, "kfdsync") &&
-	     !strncmp(fi.fences[0].obj_name, prefix, strlen(prefix));
-	if (!ok && !ret)
-		tap_diag("name '%s' driver '%s' obj '%s'", fi.info.name,
-			 fi.fences[0].driver_name, fi.fences[0].obj_name);
-	/* No name given: the kernel's default, driver-timeline-... */
-	ret = __file_info(g, &fi);
-	ok &= !ret && !strncmp(fi.info.name, "kfdsync-", 8);
-	tap_ok(ok, "fence_info_names");
-	close(f);
-	close(g);
-	close(tl);
-}
-
-static bool kernel_has_deadline(void)
-{
-	struct utsname u;
-	unsigned int major = 0, minor = 0;
-
-	uname(&u);
-	sscanf(u.release, "%u.%u", &major, &minor);
-	return major > 6 || (major == 6 && minor >= 4);
-}
-
-static void test_deadline(void)
-{
-	struct sw_sync_get_deadline gd;
-	struct sync_set_deadline sd;
-	int tl, f, ret;
-	uint64_t t;
-	bool ok;
-
-	tl = __timeline_create();
-	f = __fence_create(tl, "dl", 1);
-	memset(&gd, 0, sizeof(gd));
-	gd.fence_fd = f;
-	ret = ioctl(tl, SW_SYNC_GET_DEADLINE, &gd) ? -errno : 0;
-	if (!kernel_has_deadline()) {
-		tap_ok(ret == -ENOTTY, "timeline_get_deadline_unsupported");
-		tap_skip("needs 6.4+", "fence_set_deadline");
-		goto out;
-	}
-	tap_ok(ret == -ENOENT, "timeline_get_deadline_unset");
-
-	t = now_ns() + 1000000000ULL;
-	memset(&sd, 0, sizeof(sd));
-	sd.deadline_ns = t;
-	ok = !ioctl(f, SYNC_IOC_SET_DEADLINE, &sd);
-	/* A later deadline does not replace an earlier one. */
-	sd.deadline_ns = t + 5000000000ULL;
-	ok &= !ioctl(f, SYNC_IOC_SET_DEADLINE, &sd);
-	memset(&gd, 0, sizeof(gd));
-	gd.fence_fd = f;
-	ok &= !ioctl(tl, SW_SYNC_GET_DEADLINE, &gd) && gd.deadline_ns == t;
-	sd.deadline_ns = t - 1000;
-	ok &= !ioctl(f, SYNC_IOC_SET_DEADLINE, &sd);
-	memset(&gd, 0, sizeof(gd));
-	gd.fence_fd = f;
-	ok &= !ioctl(tl, SW_SYNC_GET_DEADLINE, &gd) &&
-	      gd.deadline_ns == t - 1000;
-	tap_ok(ok, "fence_set_deadline");
-out:
-	close(f);
-	close(tl);
-}
-
-static bool pending_count(unsigned int *pending)
-{
-	char line[512], comm[64];
-	unsigned long long id, ctx;
-	unsigned int value, pend;
-	bool found = false;
-	int tgid;
-	FILE *f;
-
-	if (!debugfs_ready())
-		return false;
-	f = fopen(TL_DEBUGFS, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] == '#')
-			continue;
-		if (sscanf(line, "%llu %d %63s %llu %u %u", &id, &tgid, comm,
-			   &ctx, &value, &pend) != 6)
-			continue;
-		if (tgid == getpid()) {
-			*pending = pend;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-int main(void)
-{
-	tap_plan(PLAN);
-	if (access(TL_DEV, F_OK)) {
-		tap_diag("%s: %s", TL_DEV, strerror(errno));
-		tap_skip_rest(PLAN, "no " TL_DEV);
-		return tap_exit();
-	}
-
-	test_alloc();				/* 4 */
-	test_one_timeline_wait();		/* 1 */
-	test_one_timeline_merge();		/* 1 */
-	test_merge_same_fence();		/* 1 */
-	test_multi_timeline_wait();		/* 1 */
-	test_many_timelines();			/* 1 */
-	tap_ok(stress_run(2, 1000, false), "stress_parallelism");
-	tap_ok(stress_run(4, 500, true), "stress_consumer");
-	tap_ok(stress_run(8, 200, false), "stress_threads");
-	test_stress_merge();			/* 1 */
-	test_same_value();			/* 1 */
-	test_born_signalled();			/* 1 */
-	test_inc_large();			/* 1 */
-	test_close_pending();			/* 1 */
-	test_close_waiter();			/* 1 */
-	test_names();				/* 1 */
-	test_deadline();			/* 2 */
-
-	if (tap_count != PLAN)
-		tap_bail("planned %u subtests, ran %u", PLAN, tap_count);
-	return tap_exit();
+	harness_require = timeline_require_device;
+	return harness_main(argc, argv);
 }

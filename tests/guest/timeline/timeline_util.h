@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,6 +192,26 @@ static inline int fence_count_status(int fd, int status)
 	for (i = 0; i < fi.info.num_fences; i++)
 		n += fi.fences[i].status == status;
 	return n;
+}
+
+/* For harness_require: without the device, the whole program skips. */
+static inline void timeline_require_device(void)
+{
+	if (access(TL_DEV, F_OK)) {
+		printf("TAP version 13\n1..0 # SKIP no %s: %s\n", TL_DEV, strerror(errno));
+		exit(0);
+	}
+}
+
+/* SYNC_IOC_SET_DEADLINE and GET_DEADLINE exist from 6.4 on. */
+static inline bool kernel_has_deadline(void)
+{
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
+
+	uname(&u);
+	sscanf(u.release, "%u.%u", &major, &minor);
+	return major > 6 || (major == 6 && minor >= 4);
 }
 
 static inline bool debugfs_ready(void)
