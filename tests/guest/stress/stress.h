@@ -31,6 +31,7 @@
 
 #include <linux/sync_file.h>
 
+#include "child.h"
 #include "kfdsync_raw.h"
 #include "kmod.h"
 #include "tap.h"
@@ -126,78 +127,10 @@ static inline void sleep_ns(int64_t ns)
 		;
 }
 
-/* ---- fd passing: one small message, up to 4 fds ---- */
+/* ---- fd passing (child.h's scm_send()/scm_recv()): up to 4 fds a message ---- */
 
 #define STRESS_MAX_FDS	4
 
-/* Send @len bytes of @msg with @n fds; 0, or -errno (EAGAIN when full). */
-static inline int scm_send(int sock, const void *msg, size_t len, const int *fds,
-			   unsigned int n, int flags)
-{
-	char control[CMSG_SPACE(sizeof(int) * STRESS_MAX_FDS)];
-	struct iovec iov = { .iov_base = (void *)msg, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t r;
-
-	memset(control, 0, sizeof(control));
-	if (n) {
-		struct cmsghdr *c;
-
-		mh.msg_control = control;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	do
-		r = sendmsg(sock, &mh, MSG_NOSIGNAL | flags);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	return r == (ssize_t)len ? 0 : -EIO;
-}
-
-/*
- * Receive one message into @msg (@len bytes) and its fds into @fds
- * (*@n gets their number). Returns the bytes received, 0 at EOF, -errno.
- */
-static inline ssize_t scm_recv(int sock, void *msg, size_t len, int *fds, unsigned int *n,
-			       int flags)
-{
-	char control[CMSG_SPACE(sizeof(int) * STRESS_MAX_FDS)];
-	struct iovec iov = { .iov_base = msg, .iov_len = len };
-	struct msghdr mh = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = control, .msg_controllen = sizeof(control),
-	};
-	struct cmsghdr *c;
-	ssize_t r;
-
-	*n = 0;
-	do
-		r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | flags);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return -errno;
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		unsigned int k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (i = 0; i < k; i++) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-			if (*n < STRESS_MAX_FDS)
-				fds[(*n)++] = fd;
-			else
-				close(fd);
-		}
-	}
-	return r;
-}
 
 /* ---- fences ---- */
 

@@ -668,7 +668,7 @@ static void consumer_take(struct consumer_thread *c)
 	struct fence_msg m;
 	unsigned int nfd;
 	int fds[STRESS_MAX_FDS];
-	ssize_t r = scm_recv(c->sock, &m, sizeof(m), fds, &nfd, MSG_DONTWAIT);
+	ssize_t r = scm_recv(c->sock, &m, sizeof(m), fds, STRESS_MAX_FDS, &nfd, MSG_DONTWAIT);
 	struct held *h;
 	uint64_t what;
 
@@ -1005,7 +1005,8 @@ static void hub_run(int64_t until, uint64_t *seed, bool kills)
 
 			if (!(p[i].revents & (POLLIN | POLLHUP)))
 				continue;
-			r = scm_recv(owners[i].sock, &m, sizeof(m), fds, &n, MSG_DONTWAIT);
+			r = scm_recv(owners[i].sock, &m, sizeof(m), fds, STRESS_MAX_FDS, &n,
+				     MSG_DONTWAIT);
 			if (r <= 0)
 				continue;
 			if (n == 1 && !atomic_load(&S->stop)) {

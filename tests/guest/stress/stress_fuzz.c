@@ -485,7 +485,7 @@ static void fork_race(struct fuzzer *z)
 
 		c.idx = THREADS;
 		/* Half the time use a copy received over the socket. */
-		if (scm_recv(sv[1], &m, 1, fds, &n, 0) == 1 && n == 1 && m == 'y')
+		if (scm_recv(sv[1], &m, 1, fds, STRESS_MAX_FDS, &n, 0) == 1 && n == 1 && m == 'y')
 			ctx = fds[0];
 		for (i = 0; i < 40; i++)
 			if (fuzz_call(&c, true) == INT32_MIN)

@@ -52,15 +52,6 @@ static pid_t fork_or_bail(void)
 	return pid;
 }
 
-static int reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static bool drop_to(uid_t uid)
 {
 	return !setresgid(uid, uid, uid) && !setresuid(uid, uid, uid);
@@ -150,7 +141,7 @@ static void attacker_main(int sock)
 
 	if (!drop_to(NOBODY_UID))
 		_exit(20);
-	if (scm_recv(sock, &m, sizeof(m), fds, &n, 0) != sizeof(m) || n != 2)
+	if (scm_recv(sock, &m, sizeof(m), fds, STRESS_MAX_FDS, &n, 0) != sizeof(m) || n != 2)
 		_exit(21);
 	vctx = fds[0];
 	vfence = fds[1];
@@ -255,7 +246,7 @@ static void test_foreign(void)
 	if (!attacker)
 		attacker_main(as[1]);
 	/* Relay the victim's context and fence to the attacker. */
-	if (scm_recv(vs[0], &m, sizeof(m), fds, &n, 0) != sizeof(m) || n != 2)
+	if (scm_recv(vs[0], &m, sizeof(m), fds, STRESS_MAX_FDS, &n, 0) != sizeof(m) || n != 2)
 		tap_bail("victim failed (status %d)", reap(victim));
 	if (scm_send(as[0], &m, sizeof(m), fds, 2, 0))
 		tap_bail("send to attacker: %s", strerror(errno));
@@ -275,7 +266,7 @@ static void test_foreign(void)
 		tap_ok(got[k].got == got[k].want, "%s", got[k].name);
 	}
 	if (write(vs[0], &c, 1) != 1 ||
-	    scm_recv(vs[0], &m, sizeof(m), fds, &n, 0) != sizeof(m))
+	    scm_recv(vs[0], &m, sizeof(m), fds, STRESS_MAX_FDS, &n, 0) != sizeof(m))
 		m.age = UINT64_MAX;
 	tap_ok(m.age == 0 && (int)m.pad == 0, "victim_event_untouched (age %" PRIu64
 	       ", fence status %d, own memory %s)", m.age, (int)m.pad,

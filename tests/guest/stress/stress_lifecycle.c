@@ -50,15 +50,6 @@ static pid_t fork_or_bail(void)
 	return pid;
 }
 
-static int reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /* Wait until @fd ended (at most @ms): its status, or 0 if still pending. */
 static int end_status(int fd, int ms)
 {
@@ -184,11 +175,13 @@ static bool producer_start(struct producer *p, int mode)
 	}
 	close(sv[1]);
 	p->sock = sv[0];
-	if (scm_recv(p->sock, &p->m, sizeof(p->m), fds, &n1, 0) != sizeof(p->m) || n1 != 4)
+	if (scm_recv(p->sock, &p->m, sizeof(p->m), fds, STRESS_MAX_FDS, &n1, 0) !=
+	    sizeof(p->m) || n1 != 4)
 		goto fail;
 	for (i = 0; i < 4; i++)
 		p->fences[i] = fds[i];
-	if (scm_recv(p->sock, &p->m, sizeof(p->m), fds, &n2, 0) != sizeof(p->m) || n2 != 4)
+	if (scm_recv(p->sock, &p->m, sizeof(p->m), fds, STRESS_MAX_FDS, &n2, 0) !=
+	    sizeof(p->m) || n2 != 4)
 		goto fail;
 	for (i = 0; i < 4; i++)
 		p->fences[4 + i] = fds[i];
