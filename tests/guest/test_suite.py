@@ -32,6 +32,16 @@ CASES = [
     ("no_plan_fails", 'echo "ok 1 a"', 1, ["not ok 2 prog: printed no plan"]),
     ("timeout_fails", 'echo "1..1"; sleep 5; echo "ok 1 a"', 1,
      ["# prog: Bail out! timed out after 0.5 s"]),
+    # With kmemleak (a plain file stands in for it, see the suite): one more
+    # result per program, failing when the scan finds an unreferenced object.
+    ("kmemleak_clean", 'echo "1..1"; echo "ok 1 a"', 0,
+     ["ok 1 prog: a", "ok 2 prog: kmemleak: no unreferenced object", "1..2"]),
+    ("kmemleak_leak_fails",
+     'echo "1..1"; echo "ok 1 a"; printf "%s\\n" '
+     '"unreferenced object 0xffff888004a1c000 (size 64):" "  comm prog, pid 42" '
+     '"unreferenced object 0xffff888004a1c040 (size 64):" >>"$KFDSYNC_SUITE_KMEMLEAK"', 1,
+     ["ok 1 prog: a", "not ok 2 prog: kmemleak: no unreferenced object (2 found)",
+      "# unreferenced object 0xffff888004a1c000 (size 64):"]),
 ]
 
 
@@ -45,8 +55,13 @@ def main():
             with open(prog, "w") as f:
                 f.write("#!/bin/sh\necho 'TAP version 13'\n" + body + "\n")
             os.chmod(prog, 0o755)
+            env = dict(os.environ, KFDSYNC_SUITE_KMEMLEAK=os.path.join(tmp, "none"))
+            if name.startswith("kmemleak"):
+                env["KFDSYNC_SUITE_KMEMLEAK"] = os.path.join(tmp, f"kmemleak-{i}")
+                env["KFDSYNC_SUITE_KMEMLEAK_MIN_AGE"] = "0"
+                open(env["KFDSYNC_SUITE_KMEMLEAK"], "w").close()
             r = subprocess.run([sys.executable, SUITE, "--timeout", "0.5", prog],
-                               capture_output=True, text=True, timeout=30)
+                               capture_output=True, text=True, timeout=30, env=env)
             lines = r.stdout.splitlines()
             missing = [w for w in want_lines if w not in lines]
             ok = r.returncode == want_status and not missing

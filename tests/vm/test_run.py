@@ -145,6 +145,33 @@ def newest_resolves_through_the_cache_file():
 
 
 @test
+def debug_resolves_through_its_release_file_and_only_by_name():
+    with tempfile.TemporaryDirectory() as d:
+        write(os.path.join(d, "kernels", "6.1.0-57-amd64", ".complete"), "")
+        write(os.path.join(d, "kernels", "6.1.192-kfdsync-debug", ".complete"), "")
+        old = vmrun.CACHE
+        vmrun.CACHE = d
+        try:
+            try:
+                vmrun.resolve_kernel("debug")
+                raise AssertionError("debug resolved without debug/release")
+            except vmrun.SetupError as e:
+                assert "tools/debug-kernel" in str(e)
+            write(os.path.join(d, "debug", "release"), "6.1.192-kfdsync-debug\n")
+            assert vmrun.resolve_kernel("debug") == "6.1.192-kfdsync-debug"
+            # "6.1" stays Debian's kernel although the debug release sorts later.
+            assert vmrun.resolve_kernel("6.1") == "6.1.0-57-amd64"
+            write(os.path.join(d, "debug", "release"), "6.1.193-kfdsync-debug\n")
+            try:
+                vmrun.resolve_kernel("debug")
+                raise AssertionError("an uninstalled debug release accepted")
+            except vmrun.SetupError as e:
+                assert "6.1.193-kfdsync-debug" in str(e)
+        finally:
+            vmrun.CACHE = old
+
+
+@test
 def root_name_resolves_to_prepared_root():
     with tempfile.TemporaryDirectory() as d:
         write(os.path.join(d, "roots", "trixie", ".complete"), "")
