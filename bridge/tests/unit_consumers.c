@@ -4,7 +4,7 @@
  * kfdsync_sync_file_accumulate(), kfdsync_sync_file_set_deadline() and
  * kfdsync_syncobj_eventfd() check their arguments before any kernel object
  * is needed. Their behaviour on real fences and syncobjs is tested in the
- * guest (tests/guest/bridge/bridge_consumers.c).
+ * guest (guest/bridge_consumers.c).
  */
 #include <fcntl.h>
 #include <sys/eventfd.h>
