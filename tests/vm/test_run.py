@@ -118,57 +118,48 @@ def kernel_short_name_resolves_to_newest_prepared():
             vmrun.CACHE = old
 
 
-@test
-def newest_resolves_through_the_cache_file():
+def check_named_kernel(name, cache_file, release, hint, others=(), short=None):
+    """--kernel NAME resolves through CACHE/cache_file, and only to a
+    prepared release; @others are prepared too, @short maps a short name to
+    the release it must resolve to."""
     with tempfile.TemporaryDirectory() as d:
-        write(os.path.join(d, "kernels", "7.3.4+deb13-amd64", ".complete"), "")
+        for rel in (release,) + tuple(others):
+            write(os.path.join(d, "kernels", rel, ".complete"), "")
         old = vmrun.CACHE
         vmrun.CACHE = d
         try:
             try:
-                vmrun.resolve_kernel("newest")
-                raise AssertionError("newest resolved without the cache file")
+                vmrun.resolve_kernel(name)
+                raise AssertionError(f"{name} resolved without {cache_file}")
             except vmrun.SetupError as e:
-                assert "install-deps" in str(e)
-            write(os.path.join(d, "newest"), "7.3.4+deb13-amd64\n")
-            assert vmrun.resolve_kernel("newest") == "7.3.4+deb13-amd64"
-            # 7.3 is also reachable by its short name.
-            assert vmrun.resolve_kernel("7.3") == "7.3.4+deb13-amd64"
-            write(os.path.join(d, "newest"), "7.4.1+deb13-amd64\n")
+                assert hint in str(e), e
+            write(os.path.join(d, cache_file), release + "\n")
+            assert vmrun.resolve_kernel(name) == release
+            for s, want in (short or {}).items():
+                assert vmrun.resolve_kernel(s) == want, (s, want)
+            write(os.path.join(d, cache_file), "9.9.9-unprepared\n")
             try:
-                vmrun.resolve_kernel("newest")
-                raise AssertionError("unprepared newest accepted")
+                vmrun.resolve_kernel(name)
+                raise AssertionError(f"unprepared {name} accepted")
             except vmrun.SetupError as e:
-                assert "7.4.1+deb13-amd64" in str(e)
+                assert "9.9.9-unprepared" in str(e), e
         finally:
             vmrun.CACHE = old
+
+
+@test
+def newest_resolves_through_the_cache_file():
+    # 7.3 is also reachable by its short name.
+    check_named_kernel("newest", "newest", "7.3.4+deb13-amd64", "install-deps",
+                       short={"7.3": "7.3.4+deb13-amd64"})
 
 
 @test
 def debug_resolves_through_its_release_file_and_only_by_name():
-    with tempfile.TemporaryDirectory() as d:
-        write(os.path.join(d, "kernels", "6.1.0-57-amd64", ".complete"), "")
-        write(os.path.join(d, "kernels", "6.1.192-kfdsync-debug", ".complete"), "")
-        old = vmrun.CACHE
-        vmrun.CACHE = d
-        try:
-            try:
-                vmrun.resolve_kernel("debug")
-                raise AssertionError("debug resolved without debug/release")
-            except vmrun.SetupError as e:
-                assert "tools/debug-kernel" in str(e)
-            write(os.path.join(d, "debug", "release"), "6.1.192-kfdsync-debug\n")
-            assert vmrun.resolve_kernel("debug") == "6.1.192-kfdsync-debug"
-            # "6.1" stays Debian's kernel although the debug release sorts later.
-            assert vmrun.resolve_kernel("6.1") == "6.1.0-57-amd64"
-            write(os.path.join(d, "debug", "release"), "6.1.193-kfdsync-debug\n")
-            try:
-                vmrun.resolve_kernel("debug")
-                raise AssertionError("an uninstalled debug release accepted")
-            except vmrun.SetupError as e:
-                assert "6.1.193-kfdsync-debug" in str(e)
-        finally:
-            vmrun.CACHE = old
+    # "6.1" stays Debian's kernel although the debug release sorts later.
+    check_named_kernel("debug", os.path.join("debug", "release"), "6.1.192-kfdsync-debug",
+                       "tools/debug-kernel", others=("6.1.0-57-amd64",),
+                       short={"6.1": "6.1.0-57-amd64"})
 
 
 @test
