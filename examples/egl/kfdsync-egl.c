@@ -37,21 +37,19 @@
  * Needs EGL_KHR_fence_sync, EGL_KHR_wait_sync, EGL_ANDROID_native_fence_sync
  * and GL_EXT_buffer_storage: Mesa 25's llvmpipe has them on the surfaceless
  * platform when /dev/udmabuf exists (Linux 6.12 here); the compute side is
- * the test rig's simulated GPU (sim/).
+ * the test rig's simulated GPU (sim/), driven as in kfdsync-vulkan by the
+ * stage both share (examples/common/sim_stage.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <EGL/egl.h>
@@ -59,28 +57,16 @@
 #include <GLES3/gl3.h>
 #include <GLES2/gl2ext.h>
 
-#include <hsakmt.h>
 #include <kfdsync.h>
 
+#include "common.h"
 #include "kfdsim.h"
+#include "sim_stage.h"
 
 #define PROG "kfdsync-egl"
 #define MS 1000000LL
-#define GATE_ERROR UINT32_MAX
 
 enum exit_code { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_SETUP = 2 };
-
-struct options {
-	int frames, width, height, compute_ms, hold_frame, hold_ms, error_frame, error_ms;
-	int timeout_ms;
-};
-
-struct shared {
-	uint64_t gate;		/* kfdsync writes N + 1 when frame N's GL work is done */
-	uint64_t gate_seen;
-	uint64_t a_done_ns;	/* RELEASE_MEM timestamps */
-	uint64_t b_pass_ns;
-};
 
 struct gl {
 	EGLDisplay dpy;
@@ -96,17 +82,10 @@ struct gl {
 };
 
 struct app {
-	struct options o;
+	struct frame_options o;
 	struct gl gl;
-	size_t bytes;
-	struct kfdsync_ctx *ctx;
-	bool kfd_open;
-	HsaEvent *event;
-	uint64_t signals;
-	int sim_fd;
-	uint32_t queue;
-	struct shared *shared;
-	uint32_t *result;
+	size_t bytes;			/* one image, width * height * 4 */
+	struct sim_stage sim;		/* the compute side (examples/common) */
 };
 
 /* RGBA bytes in memory, as GL_RGBA / GL_UNSIGNED_BYTE reads them. */
@@ -115,44 +94,10 @@ static const uint32_t colours[] = {
 	RGBA(0xd0, 0x30, 0x30), RGBA(0x30, 0xa0, 0x40), RGBA(0x20, 0x50, 0xd0),
 	RGBA(0xd0, 0xa0, 0x20), RGBA(0xa0, 0x30, 0xc0), RGBA(0x20, 0xb0, 0xb0),
 };
-#define WHITE 0xffffffffu
-
-static void err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double rel_ms(int64_t from, int64_t to)
 {
 	return (double)(to - from) / 1e6;
-}
-
-static int fence_state(int fd, int64_t *ts)
-{
-	struct kfdsync_fence_status fs = { 0 };
-	struct kfdsync_sync_file_status st = { 0 };
-	int ret = kfdsync_sync_file_get_status(fd, &st, &fs, 1);
-
-	if (ret < 0)
-		return ret;
-	if (ts)
-		*ts = (int64_t)fs.timestamp_ns;
-	return st.status;
 }
 
 static bool has_ext(const char *list, const char *name)
@@ -362,149 +307,6 @@ static int gl_frame(struct app *app, int compute_fence, int64_t *wait_ns)
 	return fd;
 }
 
-/* ---- the simulated GPU (as in kfdsync-vulkan) ---- */
-
-static int sim_open(struct app *app)
-{
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
-	int ret;
-
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded?");
-		return -ENODEV;
-	}
-	app->kfd_open = true;
-	ret = kfdsync_ctx_new(&app->ctx);
-	if (ret) {
-		err("cannot open a kfdsync context: %s%s", strerror(-ret),
-		    ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
-		return ret;
-	}
-	app->sim_fd = kfdsim_open();
-	if (app->sim_fd < 0) {
-		err("cannot open " KFDSIM_DEVICE ": %s (the GPU simulator kfdsim.ko is loaded "
-		    "only in the project's test guest)", strerror(-app->sim_fd));
-		return app->sim_fd;
-	}
-	ret = kfdsim_queue_create(app->sim_fd, 16384, &app->queue, NULL);
-	if (ret) {
-		err("cannot create a simulated queue: %s", strerror(-ret));
-		return ret;
-	}
-	if (hsaKmtCreateEvent(&desc, false, false, &app->event) != HSAKMT_STATUS_SUCCESS) {
-		app->event = NULL;
-		err("hsaKmtCreateEvent failed");
-		return -EIO;
-	}
-	ret = kfdsync_event_add_hsa(app->ctx, app->event, NULL);
-	if (ret) {
-		err("cannot register KFD event %u with kfdsync: %s", app->event->EventId,
-		    strerror(-ret));
-		return ret;
-	}
-	app->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	app->result = mmap(NULL, app->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
-	if (app->shared == MAP_FAILED || app->result == MAP_FAILED) {
-		app->shared = NULL;
-		app->result = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void sim_close(struct app *app)
-{
-	if (app->sim_fd >= 0) {
-		kfdsim_queue_destroy(app->sim_fd, app->queue);
-		close(app->sim_fd);
-	}
-	kfdsync_ctx_free(app->ctx);
-	if (app->event)
-		hsaKmtDestroyEvent(app->event);
-	if (app->kfd_open)
-		hsaKmtCloseKFD();
-	if (app->shared)
-		munmap(app->shared, 4096);
-	if (app->result)
-		munmap(app->result, app->bytes);
-}
-
-static int submit_a(struct app *app, int n, int64_t *submit_ns)
-{
-	uint32_t dw[256];
-	struct pm4_buf b = PM4_BUF_INIT(dw);
-	struct kfdsync_event_state st;
-	int busy = n == app->o.hold_frame || n == app->o.error_frame ? app->o.hold_ms :
-		   app->o.compute_ms;
-	int64_t watchdog = n == app->o.error_frame ? app->o.error_ms * MS :
-			   2 * (int64_t)app->o.timeout_ms * MS;
-	int ret;
-
-	ret = kfdsync_event_get_state(app->ctx, app->event->EventId, &st);
-	if (ret || st.age != app->signals) {
-		err("frame %d: the event's age is not what was submitted (%s)", n,
-		    ret ? strerror(-ret) : "a signal is missing");
-		return ret ? ret : -EPROTO;
-	}
-	for (int left = busy; left > 0; left -= 60000)
-		pm4_sim_delay(&b, (uint32_t)(left > 60000 ? 60000 : left) * 1000);
-	pm4_dma_fill(&b, (uintptr_t)app->gl.in_map, colours[n % 6], app->bytes);
-	pm4_release_mem(&b, (uintptr_t)&app->shared->a_done_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
-			PM4_RELEASE_MEM_INT_NONE, 0);
-	pm4_release_mem_event(&b, app->event->EventData.HWData2, app->event->EventId);
-	*submit_ns = now_ns();
-	ret = kfdsim_submit_buf(app->sim_fd, app->queue, &b, NULL);
-	if (ret) {
-		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
-		return ret;
-	}
-	app->signals++;
-	ret = kfdsync_event_export_sync_file(app->ctx, app->event->EventId, st.age, watchdog);
-	if (ret < 0)
-		err("frame %d: cannot export the event as a sync_file: %s", n, strerror(-ret));
-	return ret;
-}
-
-static int submit_b(struct app *app, int n, uint64_t *end)
-{
-	uint32_t dw[64];
-	struct pm4_buf b = PM4_BUF_INIT(dw);
-	int ret;
-
-	pm4_wait_reg_mem(&b, (uintptr_t)&app->shared->gate, PM4_WAIT_GE, (uint32_t)n + 1,
-			 0xffffffffu);
-	pm4_release_mem(&b, (uintptr_t)&app->shared->b_pass_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
-			PM4_RELEASE_MEM_INT_NONE, 0);
-	pm4_dma_copy(&b, (uintptr_t)&app->shared->gate_seen, (uintptr_t)&app->shared->gate, 8);
-	pm4_dma_copy(&b, (uintptr_t)app->result, (uintptr_t)app->gl.out_map, app->bytes);
-	ret = kfdsim_submit_buf(app->sim_fd, app->queue, &b, end);
-	if (ret)
-		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
-	return ret;
-}
-
-static bool image_is_frame(const struct app *app, const uint32_t *px, int n, char *why,
-			   size_t len)
-{
-	const int w = app->o.width, h = app->o.height;
-	const struct { int x, y; uint32_t want; } probes[] = {
-		{ 2, 2, colours[n % 6] }, { w - 3, h - 3, colours[n % 6] },
-		{ w / 2, h / 2, WHITE }, { w / 8, h / 2, colours[n % 6] },
-	};
-
-	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
-		uint32_t got = px[(size_t)probes[i].y * (size_t)w + (size_t)probes[i].x];
-
-		if (got != probes[i].want) {
-			snprintf(why, len, "pixel (%d, %d) is %08x, frame %d's is %08x",
-				 probes[i].x, probes[i].y, got, n, probes[i].want);
-			return false;
-		}
-	}
-	return true;
-}
-
 static int run_frame(struct app *app, int n)
 {
 	int compute_fence, gl_done, merged = -1, ret, cstate, gstate;
@@ -514,7 +316,8 @@ static int run_frame(struct app *app, int n)
 	char why[128];
 	bool gl_ok, copy_ok, gl_stub;
 
-	compute_fence = submit_a(app, n, &submit_ns);
+	compute_fence = sim_stage_submit_a(&app->sim, n, app->gl.in_map, colours[n % 6],
+					   &submit_ns);
 	if (compute_fence < 0)
 		return EXIT_FAIL;
 	gl_done = gl_frame(app, compute_fence, &wait_ns);
@@ -528,18 +331,18 @@ static int run_frame(struct app *app, int n)
 	if (!ret)
 		ret = kfdsync_sync_file_accumulate("kfdsync-egl", &merged, compute_fence);
 	if (ret >= 0)
-		ret = kfdsync_import_to_memory(app->ctx, merged, &app->shared->gate,
+		ret = kfdsync_import_to_memory(app->sim.ctx, merged, &app->sim.shared->gate,
 					       ret == 1 ? GATE_ERROR : (uint64_t)n + 1,
 					       GATE_ERROR);
 	if (!ret)
-		ret = submit_b(app, n, &end);
+		ret = sim_stage_submit_b(&app->sim, n, app->gl.out_map, &end);
 	if (ret) {
 		err("frame %d: cannot hand GL's completion to the compute queue: %s", n,
 		    strerror(-ret));
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = kfdsim_queue_wait(app->sim_fd, app->queue, end, app->o.timeout_ms);
+	ret = kfdsim_queue_wait(app->sim.sim_fd, app->sim.queue, end, app->o.timeout_ms);
 	if (ret) {
 		err("frame %d: the compute queue did not finish within %d ms: %s", n,
 		    app->o.timeout_ms, strerror(-ret));
@@ -548,7 +351,7 @@ static int run_frame(struct app *app, int n)
 	}
 	cstate = fence_state(compute_fence, &compute_ts);
 	gstate = fence_state(gl_done, &gl_ts);
-	gate_seen = app->shared->gate_seen & 0xffffffffu;
+	gate_seen = app->sim.shared->gate_seen & 0xffffffffu;
 	if (cstate < 0) {
 		printf("frame %d: failed: the compute fence ended with an error: %s; GL's fence %s, "
 		       "and the compute queue's gate read %s\n", n, strerror(-cstate),
@@ -567,12 +370,12 @@ static int run_frame(struct app *app, int n)
 	}
 	glBindFramebuffer(GL_FRAMEBUFFER, app->gl.fbo);
 	glReadPixels(0, 0, app->o.width, app->o.height, GL_RGBA, GL_UNSIGNED_BYTE, direct);
-	gl_ok = image_is_frame(app, direct, n, why, sizeof(why));
+	gl_ok = image_is_frame(&app->o, direct, n, colours[n % 6], why, sizeof(why));
 	if (!gl_ok)
 		err("frame %d: GL's frame is not frame %d: %s (it did not wait for the compute "
 		    "fence)", n, n, why);
 	free(direct);
-	copy_ok = image_is_frame(app, app->result, n, why, sizeof(why));
+	copy_ok = image_is_frame(&app->o, app->sim.result, n, colours[n % 6], why, sizeof(why));
 	if (!copy_ok)
 		err("frame %d: the compute queue's copy is not frame %d: %s (it did not wait for "
 		    "GL)", n, n, why);
@@ -585,17 +388,17 @@ static int run_frame(struct app *app, int n)
 	       "submission (gate %" PRIu64 "); GL's frame %s, the queue's copy %s\n", n,
 	       rel_ms(submit_ns, compute_ts), (double)wait_ns / 1e6,
 	       gl_stub ? "duplicated signalled at " : "", rel_ms(submit_ns, gl_ts),
-	       rel_ms(submit_ns, (int64_t)app->shared->b_pass_ns), gate_seen,
+	       rel_ms(submit_ns, (int64_t)app->sim.shared->b_pass_ns), gate_seen,
 	       gl_ok ? "is frame N" : "WRONG", copy_ok ? "is frame N" : "WRONG");
 	ret = EXIT_OK;
 	if (!gl_ok || !copy_ok || cstate != 1 || gstate != 1 || gate_seen != (uint64_t)n + 1)
 		ret = EXIT_FAIL;
-	if ((int64_t)app->shared->a_done_ns > compute_ts || compute_ts > gl_ts ||
-	    gl_ts > (int64_t)app->shared->b_pass_ns) {
+	if ((int64_t)app->sim.shared->a_done_ns > compute_ts || compute_ts > gl_ts ||
+	    gl_ts > (int64_t)app->sim.shared->b_pass_ns) {
 		err("frame %d: out of order: compute done %+.3f, its fence %+.3f, GL done %+.3f, "
-		    "gate passed %+.3f ms", n, rel_ms(submit_ns, (int64_t)app->shared->a_done_ns),
+		    "gate passed %+.3f ms", n, rel_ms(submit_ns, (int64_t)app->sim.shared->a_done_ns),
 		    rel_ms(submit_ns, compute_ts), rel_ms(submit_ns, gl_ts),
-		    rel_ms(submit_ns, (int64_t)app->shared->b_pass_ns));
+		    rel_ms(submit_ns, (int64_t)app->sim.shared->b_pass_ns));
 		ret = EXIT_FAIL;
 	}
 out:
@@ -638,22 +441,7 @@ static void usage(FILE *f)
 "options, or no such EGL, kfdsync or simulator.\n");
 }
 
-static int parse_int(const char *opt, const char *s, int min, int max, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max) {
-		err("%s: \"%s\" is not a number from %d to %d", opt, s, min, max);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_args(struct options *o, int argc, char **argv)
+static int parse_args(struct frame_options *o, int argc, char **argv)
 {
 	enum { OPT_HOLD_FRAME = 256, OPT_HOLD_MS, OPT_ERROR_FRAME, OPT_ERROR_MS };
 	static const struct option opts[] = {
@@ -744,7 +532,6 @@ int main(int argc, char **argv)
 		       .hold_frame = -1, .hold_ms = 2000, .error_frame = -1, .error_ms = 300,
 		       .timeout_ms = 30000 },
 		.gl = { .dpy = EGL_NO_DISPLAY, .ctx = EGL_NO_CONTEXT },
-		.sim_fd = -1,
 	};
 	int ret = EXIT_OK;
 
@@ -757,18 +544,18 @@ int main(int argc, char **argv)
 	}
 	printf("egl: %s, EGL_ANDROID_native_fence_sync on the surfaceless platform\n",
 	       app.gl.renderer);
-	if (sim_open(&app)) {
+	if (sim_stage_open(&app.sim, &app.o, app.bytes)) {
 		ret = EXIT_SETUP;
 		goto out;
 	}
 	printf("compute: simulated GPU (kfdsim), KFD event %u exported by kfdsync\n",
-	       app.event->EventId);
+	       app.sim.event->EventId);
 	fflush(stdout);
 	for (int n = 0; n < app.o.frames && ret == EXIT_OK; n++)
 		ret = run_frame(&app, n);
 	printf("summary: frames=%d result=%s\n", app.o.frames, ret == EXIT_OK ? "ok" : "failed");
 out:
-	sim_close(&app);
+	sim_stage_close(&app.sim);
 	gl_close(&app.gl);
 	return ret;
 }
