@@ -11,10 +11,10 @@
 
 #include <hsakmt.h>
 
+#include "common.h"
 #include "compute.h"
 #include "display.h"
 #include "kfdsim.h"
-#include "message.h"
 
 /* Ring size of either back-end, in dwords: room for a few frames' packets. */
 #define RING_DWORDS	16384u

@@ -18,8 +18,8 @@
 #include <xf86drm.h>
 #include <xf86drmMode.h>
 
+#include "common.h"
 #include "display.h"
-#include "message.h"
 
 #define MAX_CARDS	16
 

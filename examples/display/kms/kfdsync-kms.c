@@ -67,21 +67,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <hsakmt.h>
 #include <kfdsync.h>
 
+#include "common.h"
 #include "compute.h"
 #include "display.h"
-#include "message.h"
 
 /* Double buffering: frame N draws into the buffer frame N-2 was shown from. */
 #define NUM_BUFFERS		2
@@ -173,26 +171,6 @@ struct app {
 };
 
 static volatile sig_atomic_t interrupted;
-
-/* Declared in message.h: the one error printer of the example's files. */
-void err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static double rel_ms(const struct app *app, int64_t t)
 {
@@ -410,20 +388,6 @@ static void screendump(const struct app *app, const char *fmt, unsigned int n)
 		err("screendump %s failed", name);
 }
 
-/* 0 pending, 1 signalled, < 0 ended with that error. */
-static int fence_status(int fd, int64_t *timestamp_ns)
-{
-	struct kfdsync_fence_status fs = { 0 };
-	struct kfdsync_sync_file_status st = { 0 };
-	int ret = kfdsync_sync_file_get_status(fd, &st, &fs, 1);
-
-	if (ret < 0)
-		return ret;
-	if (timestamp_ns)
-		*timestamp_ns = (int64_t)fs.timestamp_ns;
-	return st.status;
-}
-
 /*
  * Right after committing a frame whose compute is still running, capture
  * the screen: it must still show the previous frame. Where the back-end can
@@ -437,7 +401,7 @@ static void screendump_pending(struct app *app, const struct frame *f)
 	/* Only late frames stay pending long enough for a conclusive capture. */
 	if (!app->opt.screendump || !app->opt.late || !f->index)
 		return;
-	if (fence_status(f->in_fence, NULL) != 0) {
+	if (fence_state(f->in_fence, NULL) != 0) {
 		printf("frame %u pending: not captured, its compute finished before it was "
 		       "committed (try a longer --hold-ms)\n", f->index);
 		return;
@@ -447,9 +411,9 @@ static void screendump_pending(struct app *app, const struct frame *f)
 		err("frame %u: waiting for it to be drawn: %s", f->index, strerror(-ret));
 		return;
 	}
-	before = fence_status(f->in_fence, NULL);
+	before = fence_state(f->in_fence, NULL);
 	screendump(app, "frame%u-pending", f->index);
-	after = fence_status(f->in_fence, NULL);
+	after = fence_state(f->in_fence, NULL);
 	if (before == 0 && after == 0)
 		printf("frame %u pending: screen captured while its compute fence was pending%s\n",
 		       f->index, ret ? "" : " (the frame fully drawn in its buffer)");
@@ -513,7 +477,7 @@ static int finish_commit(struct app *app)
 		if (interrupted)
 			return -EINTR;
 		if (ret == 0) {
-			if (fence_status(f->in_fence, NULL) == 0)
+			if (fence_state(f->in_fence, NULL) == 0)
 				err("frame %u: its compute did not finish within %u ms (the GPU "
 				    "queue seems stuck); the display kept showing frame %u. "
 				    "Giving up.", f->index, app->opt.timeout_ms,
@@ -525,8 +489,8 @@ static int finish_commit(struct app *app)
 		}
 	}
 
-	in = fence_status(f->in_fence, &ready_ns);
-	out = fence_status(f->out_fence, &shown_ns);
+	in = fence_state(f->in_fence, &ready_ns);
+	out = fence_state(f->out_fence, &shown_ns);
 	if (in < 0) {
 		err("frame %u: its compute fence ended with an error (%s); the display "
 		    "showed the buffer anyway", f->index, strerror(-in));
