@@ -66,6 +66,7 @@
 #include <hsakmt.h>
 #include <kfdsync.h>
 
+#include "common.h"
 #include "kfdsim.h"
 
 #define PROG "kfdsync-wayland-client"
@@ -222,7 +223,7 @@ struct client {
 	struct wl_buffer *params_buffer;
 };
 
-static uint64_t now_ns(clockid_t clk)
+static uint64_t clock_ns(clockid_t clk)
 {
 	struct timespec ts;
 
@@ -311,20 +312,6 @@ static void producer_stop(struct client *c)
 	/* Frees the timeline: a stalled fence ends with -ENOENT. */
 	kfdsync_timeline_free(c->tl);
 	c->tl = NULL;
-}
-
-/* 0 pending, 1 signalled, < 0 ended with that error; *ts its timestamp. */
-static int fence_state(int fd, uint64_t *ts)
-{
-	struct kfdsync_fence_status fs = { 0 };
-	struct kfdsync_sync_file_status st = { 0 };
-	int ret = kfdsync_sync_file_get_status(fd, &st, &fs, 1);
-
-	if (ret < 0)
-		return ret;
-	if (ts)
-		*ts = fs.timestamp_ns;
-	return st.status;
 }
 
 /* ------------------------------------------------------------------ */
@@ -524,7 +511,7 @@ static int sim_submit(struct client *c, struct buf *b, struct frame *fr, int n)
 			n, pb.cap);
 		return -ENOSPC;
 	}
-	fr->submit_ns = now_ns(CLOCK_MONOTONIC);
+	fr->submit_ns = clock_ns(CLOCK_MONOTONIC);
 	ret = kfdsim_submit_buf(c->sim_fd, c->sim_queue, &pb, &end);
 	if (ret) {
 		fprintf(stderr, PROG ": frame %d: cannot submit to the simulated queue: %s\n",
@@ -838,7 +825,7 @@ static int report_display_error(struct client *c, const char *when)
  */
 static int dispatch_until(struct client *c, const bool *flag, int timeout_ms)
 {
-	uint64_t deadline = now_ns(CLOCK_MONOTONIC) +
+	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) +
 			    (uint64_t)timeout_ms * 1000000ull;
 
 	while (!*flag) {
@@ -858,7 +845,7 @@ static int dispatch_until(struct client *c, const bool *flag, int timeout_ms)
 			wl_display_cancel_read(c->dpy);
 			return -EPIPE;
 		}
-		now = now_ns(CLOCK_MONOTONIC);
+		now = clock_ns(CLOCK_MONOTONIC);
 		if (now >= deadline) {
 			wl_display_cancel_read(c->dpy);
 			return -ETIME;
@@ -1534,7 +1521,7 @@ static void fb_presented(void *data, struct wp_presentation_feedback *f,
 	uint64_t t = (((uint64_t)sec_hi << 32) | sec_lo) * 1000000000ull + nsec;
 	clockid_t clk = c->have_pres_clock ? c->pres_clock : CLOCK_MONOTONIC;
 	/* Move the timestamp to CLOCK_MONOTONIC, the fences' clock. */
-	uint64_t p_now = now_ns(clk), m_now = now_ns(CLOCK_MONOTONIC);
+	uint64_t p_now = clock_ns(clk), m_now = clock_ns(CLOCK_MONOTONIC);
 
 	(void)refresh; (void)seq_hi; (void)seq_lo; (void)flags;
 	fr->presented_ns = m_now - (p_now - t);
@@ -1792,7 +1779,7 @@ static bool any_buffer_free(struct client *c)
 /* Dispatch until some buffer is free; *flag for dispatch_until. */
 static int wait_buffer(struct client *c, struct buf **out)
 {
-	uint64_t deadline = now_ns(CLOCK_MONOTONIC) +
+	uint64_t deadline = clock_ns(CLOCK_MONOTONIC) +
 			    (uint64_t)c->timeout_ms * 1000000ull;
 
 	for (;;) {
@@ -1814,7 +1801,7 @@ static int wait_buffer(struct client *c, struct buf **out)
 			return ret;
 		if (any_buffer_free(c))
 			continue;
-		if (now_ns(CLOCK_MONOTONIC) > deadline)
+		if (clock_ns(CLOCK_MONOTONIC) > deadline)
 			return -ETIME;
 	}
 	/* --gpu sim: the queue waits for the release fence, not the CPU. */
@@ -1905,7 +1892,8 @@ static int sim_trace(struct client *c, struct buf *b, struct frame *fr, int n)
 {
 	const struct stamp *st = &c->shared->stamp[b->index];
 	uint64_t frame = __atomic_load_n(&st->frame, __ATOMIC_ACQUIRE);
-	uint64_t seen = st->gate_seen, start = st->start_ns, rel_ts = 0;
+	uint64_t seen = st->gate_seen, start = st->start_ns;
+	int64_t rel_ts = 0;
 	int rel = 1;
 
 	if (frame != (uint64_t)n) {
@@ -1926,7 +1914,7 @@ static int sim_trace(struct client *c, struct buf *b, struct frame *fr, int n)
 	 */
 	if (fr->gate_release >= 0 && fr->gate_pending)
 		printf(" of frame %d (pending when imported, signalled %+.3f ms)", fr->gate_from,
-		       rel == 1 ? ms_between(fr->submit_ns, rel_ts) : 0.0);
+		       rel == 1 ? ms_between(fr->submit_ns, (uint64_t)rel_ts) : 0.0);
 	else if (fr->gate_release >= 0)
 		printf(" of frame %d (signalled before it was imported)", fr->gate_from);
 	printf(", queue passed it %+.3f ms after submission, seeing %" PRIu64 "\n",
@@ -2041,7 +2029,7 @@ static int run_frames(struct client *c)
 		} else
 			fc.done = true;
 		b->busy = true;
-		fr->commit_ns = now_ns(CLOCK_MONOTONIC);
+		fr->commit_ns = clock_ns(CLOCK_MONOTONIC);
 		wl_surface_commit(c->surf);
 		capture_pending(c, fr, n);
 
@@ -2290,22 +2278,6 @@ static void usage(FILE *f)
 "that did not come within --timeout-ms); 2 bad options or a forced path\n"
 "the compositor does not support; 3 a frame was presented before its fence\n"
 "signalled (the compositor did not wait).\n");
-}
-
-static int parse_int(const char *opt, const char *s, int min, int max, int *out)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min || v > max) {
-		fprintf(stderr, PROG ": %s: \"%s\" is not a number from %d to %d\n",
-			opt, s, min, max);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
 }
 
 static int parse_args(struct client *c, int argc, char **argv)
