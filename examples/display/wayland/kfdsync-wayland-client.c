@@ -1143,25 +1143,22 @@ static const struct zwp_linux_buffer_params_v1_listener params_listener = {
 	.failed = params_failed,
 };
 
-/* Allocate a dmabuf and have the compositor import it; 0 or -errno. */
-static int dmabuf_buffer_new(struct client *c, struct buf *b, const char **why)
+/*
+ * Have the compositor import @b's dmabuf (XRGB8888, linear if it said so)
+ * as b->wl. 0, -EPROTO on a protocol error (reported), or -EINVAL with
+ * *@why = @refused when the compositor refuses the buffer.
+ */
+static int dmabuf_import(struct client *c, struct buf *b, const char *refused, const char **why)
 {
 	struct zwp_linux_buffer_params_v1 *params;
 	uint64_t mod = c->linear_ok ? DRM_FORMAT_MOD_LINEAR : DRM_FORMAT_MOD_INVALID;
-	int ret = dmabuf_alloc(c, b);
 
-	if (ret < 0) {
-		*why = "no dmabuf allocator (neither vgem nor /dev/udmabuf)";
-		return ret;
-	}
 	params = zwp_linux_dmabuf_v1_create_params(c->dmabuf);
 	zwp_linux_buffer_params_v1_add_listener(params, &params_listener, c);
 	zwp_linux_buffer_params_v1_add(params, b->dmabuf_fd, 0, 0, b->stride,
-				       (uint32_t)(mod >> 32),
-				       (uint32_t)(mod & 0xffffffff));
+				       (uint32_t)(mod >> 32), (uint32_t)(mod & 0xffffffff));
 	c->params_state = 0;
-	zwp_linux_buffer_params_v1_create(params, c->width, c->height,
-					  DRM_FORMAT_XRGB8888, 0);
+	zwp_linux_buffer_params_v1_create(params, c->width, c->height, DRM_FORMAT_XRGB8888, 0);
 	while (c->params_state == 0)
 		if (roundtrip(c) < 0) {
 			report_display_error(c, "dmabuf import");
@@ -1170,11 +1167,23 @@ static int dmabuf_buffer_new(struct client *c, struct buf *b, const char **why)
 		}
 	zwp_linux_buffer_params_v1_destroy(params);
 	if (c->params_state < 0) {
-		*why = "the compositor could not import the dmabuf";
+		*why = refused;
 		return -EINVAL;
 	}
 	b->wl = c->params_buffer;
 	return 0;
+}
+
+/* Allocate a dmabuf and have the compositor import it; 0 or -errno. */
+static int dmabuf_buffer_new(struct client *c, struct buf *b, const char **why)
+{
+	int ret = dmabuf_alloc(c, b);
+
+	if (ret < 0) {
+		*why = "no dmabuf allocator (neither vgem nor /dev/udmabuf)";
+		return ret;
+	}
+	return dmabuf_import(c, b, "the compositor could not import the dmabuf", why);
 }
 
 #ifdef HAVE_SYNCOBJ_PROTOCOL
@@ -1189,8 +1198,6 @@ static int dmabuf_buffer_new(struct client *c, struct buf *b, const char **why)
  */
 static int syncobj_buffer_new(struct client *c, struct buf *b, const char **why)
 {
-	struct zwp_linux_buffer_params_v1 *params;
-	uint64_t mod = c->linear_ok ? DRM_FORMAT_MOD_LINEAR : DRM_FORMAT_MOD_INVALID;
 	int fd, ret;
 
 	ret = dumb_alloc(c, b, why);
@@ -1208,26 +1215,8 @@ static int syncobj_buffer_new(struct client *c, struct buf *b, const char **why)
 	/* The compositor gets its own reference; ours closes now. */
 	b->timeline = wp_linux_drm_syncobj_manager_v1_import_timeline(c->syncobj_mgr, fd);
 	close(fd);
-
-	params = zwp_linux_dmabuf_v1_create_params(c->dmabuf);
-	zwp_linux_buffer_params_v1_add_listener(params, &params_listener, c);
-	zwp_linux_buffer_params_v1_add(params, b->dmabuf_fd, 0, 0, b->stride,
-				       (uint32_t)(mod >> 32), (uint32_t)(mod & 0xffffffff));
-	c->params_state = 0;
-	zwp_linux_buffer_params_v1_create(params, c->width, c->height, DRM_FORMAT_XRGB8888, 0);
-	while (c->params_state == 0)
-		if (roundtrip(c) < 0) {
-			report_display_error(c, "dmabuf import");
-			zwp_linux_buffer_params_v1_destroy(params);
-			return -EPROTO;
-		}
-	zwp_linux_buffer_params_v1_destroy(params);
-	if (c->params_state < 0) {
-		*why = "the compositor could not import a dumb buffer of its own device";
-		return -EINVAL;
-	}
-	b->wl = c->params_buffer;
-	return 0;
+	return dmabuf_import(c, b, "the compositor could not import a dumb buffer of its own device",
+			     why);
 }
 
 /* Is DRM_IOCTL_SYNCOBJ_EVENTFD there (Linux 6.6+)? Asked on a scratch syncobj. */
