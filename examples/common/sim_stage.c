@@ -15,7 +15,6 @@
 
 int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t bytes)
 {
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
 	int ret;
 
 	*s = (struct sim_stage){ .o = o, .bytes = bytes, .sim_fd = -1 };
@@ -41,17 +40,9 @@ int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t by
 		err("cannot create a simulated queue: %s", strerror(-ret));
 		return ret;
 	}
-	if (hsaKmtCreateEvent(&desc, false, false, &s->event) != HSAKMT_STATUS_SUCCESS) {
-		s->event = NULL;
-		err("hsaKmtCreateEvent failed");
-		return -EIO;
-	}
-	ret = kfdsync_event_add_hsa(s->ctx, s->event, NULL);
-	if (ret) {
-		err("cannot register KFD event %u with kfdsync: %s", s->event->EventId,
-		    strerror(-ret));
+	ret = kfd_signal_event_new(s->ctx, &s->event);
+	if (ret)
 		return ret;
-	}
 	s->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	s->result = mmap(NULL, s->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);

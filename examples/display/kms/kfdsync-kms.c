@@ -586,7 +586,6 @@ static int run(struct app *app)
 
 static int setup(struct app *app)
 {
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
 	int ret;
 
 	/* Compute first: without a GPU there is nothing to show. */
@@ -644,17 +643,9 @@ static int setup(struct app *app)
 		ret = gpu_map_buffer(app->gpu, &s->buf, &s->buf_va);
 		if (ret)
 			return ret;
-		if (hsaKmtCreateEvent(&desc, false, false, &s->event) != HSAKMT_STATUS_SUCCESS) {
-			s->event = NULL;
-			err("hsaKmtCreateEvent failed");
-			return -EIO;
-		}
-		ret = kfdsync_event_add_hsa(app->ctx, s->event, NULL);
-		if (ret) {
-			err("cannot register KFD event %u with kfdsync: %s", s->event->EventId,
-			    strerror(-ret));
+		ret = kfd_signal_event_new(app->ctx, &s->event);
+		if (ret)
 			return ret;
-		}
 		s->registered = true;
 	}
 	return 0;
