@@ -307,6 +307,8 @@ static int gl_frame(struct app *app, int compute_fence, int64_t *wait_ns)
 	return fd;
 }
 
+/* ---- a frame: A on the simulated queue, GL, then B (examples/common/sim_stage.c) ---- */
+
 static int run_frame(struct app *app, int n)
 {
 	int compute_fence, gl_done, merged = -1, ret, cstate, gstate;

@@ -561,6 +561,8 @@ static int vk_submit(struct app *app, int compute_fence, int64_t *exported_ns)
 	return done_fd;
 }
 
+/* ---- a frame: A on the simulated queue, Vulkan, then B (examples/common/sim_stage.c) ---- */
+
 static double rel_ms(int64_t from, int64_t to)
 {
 	return (double)(to - from) / 1e6;
