@@ -47,6 +47,10 @@ def splat_lines_detected():
         "[    3.000000] list_add corruption. prev->next should be next",
         "[    3.000000] kfdsync: fence kfdsync-1 released with pending signals!",
         "[    3.000000] watchdog: BUG: soft lockup - CPU#0 stuck for 22s!",
+        "[    3.000000] WARNING: suspicious RCU usage",
+        "[    3.000000] WARNING: bad unlock balance detected!",
+        "[    3.000000] INFO: lockdep is turned off.",
+        "[    3.000000] ODEBUG: free active (active state 0) object type: timer_list hint: x",
     ]
     good = [
         "[    0.000000] Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org)",
@@ -55,6 +59,7 @@ def splat_lines_detected():
         "[    1.000000] mtrr: your CPUs had inconsistent fixed MTRR settings",
         "[    1.000000] Spectre V2 : WARNING: Unprivileged eBPF is enabled",
         "[    1.000000] DEBUG: not a bug",
+        "[    0.000000] rcu: \tRCU lockdep checking is enabled.",
     ]
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "dmesg.log")
