@@ -520,6 +520,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 {
 	struct group *g = NULL;
 	struct member *m = NULL;
+	bool fresh = false;
 	size_t i;
 	int ret;
 
@@ -539,6 +540,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 		if (ret)
 			return ret;
 		rs->groups[rs->n_groups++] = g;
+		fresh = true;
 	}
 	if (!m)
 		m = &g->members[g->n_members++];
@@ -546,8 +548,13 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 	m->serial = ++rs->serial;
 	m->age = age;
 	g->gen++;
-	/* Asynchronous: ages are absolute, the thread loses nothing meanwhile. */
-	hsaKmtSetEvent(g->kick);
+	/*
+	 * Asynchronous: ages are absolute, the thread loses nothing meanwhile.
+	 * A new group's thread has not armed yet (it waits for relays.lock):
+	 * its first wait has the event, no kick needed.
+	 */
+	if (!fresh)
+		hsaKmtSetEvent(g->kick);
 	return 0;
 }
 
