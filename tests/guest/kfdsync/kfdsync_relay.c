@@ -69,6 +69,19 @@ static HsaEvent *new_event(void)
 	return ev;
 }
 
+/* Create and register up to @n events into @ev; how many are registered. */
+static int add_events(HsaEvent **ev, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ev[i] = new_event();
+		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
+			break;
+	}
+	return i;
+}
+
 static uint64_t age_of_in(struct kfdsync_ctx *c, HsaEvent *ev)
 {
 	struct kfdsync_event_state st;
@@ -295,12 +308,7 @@ TEST(relay_signals_stay_with_their_event)
 	int i, wrong = 0, n = 0;
 
 	NEED_RELAY("relay_signals_stay_with_their_event");
-	for (i = 0; i < N; i++) {
-		ev[i] = new_event();
-		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
-			break;
-		n++;
-	}
+	n = add_events(ev, N);
 	if (n < N) {
 		tap_ok(false, "relay_signals_stay_with_their_event (registered %d)", n);
 		goto out;
@@ -398,12 +406,7 @@ TEST(relay_threads_and_idle_wakeups)
 	uint64_t sw0, sw1;
 
 	NEED_RELAY("relay_threads_and_idle_wakeups");
-	for (i = 0; i < MANY; i++) {
-		ev[i] = new_event();
-		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
-			break;
-		n++;
-	}
+	n = add_events(ev, MANY);
 	tap_ok(n == MANY, "relay_many_events_registered (%d of %d)", n, MANY);
 	want = ages ? (n + 1023) / 1024 : n;
 	sw0 = proc_threads_switches("kfdsync-relay", &threads);
@@ -472,12 +475,7 @@ TEST(relay_group_stops_with_its_last_event)
 	uint64_t a0, a1;
 
 	NEED_RELAY("relay_group_stops_with_its_last_event");
-	for (i = 0; i < MANY; i++) {
-		ev[i] = new_event();
-		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
-			break;
-		n++;
-	}
+	n = add_events(ev, MANY);
 	tap_ok(n == MANY, "relay_group_stop_registered (%d of %d)", n, MANY);
 	if (n < MANY)
 		goto out;
