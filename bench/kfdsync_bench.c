@@ -484,6 +484,98 @@ static int64_t path_hsa_condition(void)
 	return t0;
 }
 
+/*
+ * Where a GPU signal's latency goes, per hop: the submit until the
+ * simulator raises the interrupt (its queue thread wakes and runs the
+ * packet), the interrupt until the fence's signal timestamp (amdkfd's
+ * interrupt path, plus with the relay its thread's wake-up and report), and
+ * the signal until poll() returns (waking the consumer). amdkfd's own wake
+ * is the submit until the interrupt, then the interrupt until
+ * hsaKmtWaitOnEvent() returns.
+ */
+struct hops {
+	int64_t submit_irq, irq_signal, signal_wake, irq_wake;
+};
+
+static int64_t last_irq(void)
+{
+	struct kfdsim_queue_status st = { .queue_id = queue };
+
+	if (kfdsim_queue_status(sim, queue, &st))
+		die("kfdsim_queue_status", EIO);
+	return (int64_t)st.last_irq_ns;
+}
+
+static struct hops hops_export(void)
+{
+	struct kfdsync_fence_status f;
+	int fd = export_next(events[0], 0);
+	int64_t t0 = signal_gpu(events[0]), t1, irq;
+	struct hops h;
+
+	wait_readable(fd);
+	t1 = kfdsim_now_ns();
+	irq = last_irq();
+	if (kfdsync_sync_file_get_status(fd, NULL, &f, 1) != 1)
+		die("kfdsync_sync_file_get_status", EIO);
+	h = (struct hops){ .submit_irq = irq - t0, .irq_signal = (int64_t)f.timestamp_ns - irq,
+			   .signal_wake = t1 - (int64_t)f.timestamp_ns, .irq_wake = t1 - irq };
+	close(fd);
+	return h;
+}
+
+static struct hops hops_floor(void)
+{
+	int64_t t0 = signal_gpu(floor_ev), t1, irq;
+
+	if (hsaKmtWaitOnEvent(floor_ev, 20000) != HSAKMT_STATUS_SUCCESS)
+		die("floor event not signalled within 20 s", ETIMEDOUT);
+	t1 = kfdsim_now_ns();
+	irq = last_irq();
+	return (struct hops){ .submit_irq = irq - t0, .irq_wake = t1 - irq };
+}
+
+static void hops_row(const char *name, const char *hop, int64_t *ns, int n)
+{
+	struct stats s = stats_of(ns, n);
+
+	printf("%-28s %-14s %9.1f %9.1f %9.1f\n", name, hop, s.p50, s.p90, s.p99);
+	json_begin("\"name\": \"%s\", \"hop\": \"%s\", \"mode\": \"%s\"", name, hop, mode);
+	json_stats("stats", s);
+	json_end();
+}
+
+static void bench_hops(void)
+{
+	int n = iterations, i;
+	int64_t *v[6];
+	static const char *const names[] = { "submit->irq", "irq->signal", "signal->wake",
+					     "irq->wake", "submit->irq", "irq->wake" };
+
+	for (i = 0; i < 6; i++) {
+		v[i] = calloc(n, sizeof(int64_t));
+		if (!v[i])
+			die("calloc", ENOMEM);
+	}
+	for (i = 0; i < n; i++) {
+		struct hops e = hops_export(), f = hops_floor();
+
+		v[0][i] = e.submit_irq;
+		v[1][i] = e.irq_signal;
+		v[2][i] = e.signal_wake;
+		v[3][i] = e.irq_wake;
+		v[4][i] = f.submit_irq;
+		v[5][i] = f.irq_wake;
+	}
+	printf("\n# where the latency goes, per hop (%s mode, microseconds, interleaved)\n", mode);
+	printf("%-28s %-14s %9s %9s %9s\n", "# path", "hop", "p50", "p90", "p99");
+	json_section("hops");
+	for (i = 0; i < 6; i++) {
+		hops_row(i < 4 ? "export_sync_file" : "floor:kfd_wait", names[i], v[i], n);
+		free(v[i]);
+	}
+}
+
 /* Interleave path and floor, @n times each. */
 static void interleave(int64_t (*path)(void), int64_t (*floor_fn)(void), int n,
 		       struct stats *ps, struct stats *fs)
@@ -534,6 +626,7 @@ static void bench_latency(void)
 	latency_row("import_memory", path_import_memory, "eventfd", floor_eventfd);
 	latency_row("import_event", path_import_event, "eventfd", floor_eventfd);
 	latency_row("timeline", floor_timeline, "eventfd", floor_eventfd);
+	bench_hops();
 }
 
 /* ---- scaling ---- */
@@ -879,6 +972,61 @@ static int64_t cycles(int n, int rounds)
 	return kfdsim_now_ns() - t0;
 }
 
+/*
+ * One event's cycle, step by step: what each call costs (the submit's step
+ * runs until poll() returns). @rounds samples of each.
+ */
+static void cycle_steps(int rounds)
+{
+	static const char *const names[] = { "register", "export", "signal+wait", "close",
+					      "unregister" };
+	enum { STEPS = 5 };
+	int64_t *v[STEPS];
+	HsaEvent *ev = events[1];
+	int r, i;
+
+	for (i = 0; i < STEPS; i++) {
+		v[i] = calloc(rounds, sizeof(int64_t));
+		if (!v[i])
+			die("calloc", ENOMEM);
+	}
+	for (r = 0; r < rounds; r++) {
+		int64_t t[STEPS + 1];
+		int fd, ret;
+
+		t[0] = kfdsim_now_ns();
+		ret = kfdsync_event_add_hsa(ctx, ev, NULL);
+		if (ret)
+			die("kfdsync_event_add_hsa", -ret);
+		t[1] = kfdsim_now_ns();
+		fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
+		if (fd < 0)
+			die("kfdsync_event_export_sync_file", -fd);
+		t[2] = kfdsim_now_ns();
+		signal_gpu(ev);
+		wait_readable(fd);
+		t[3] = kfdsim_now_ns();
+		close(fd);
+		t[4] = kfdsim_now_ns();
+		kfdsync_event_remove(ctx, ev->EventId);
+		t[5] = kfdsim_now_ns();
+		for (i = 0; i < STEPS; i++)
+			v[i][r] = t[i + 1] - t[i];
+	}
+	printf("\n# cycle_one_event step by step (%s mode, microseconds)\n", mode);
+	printf("%-28s %9s %9s %9s\n", "# step", "p50", "p90", "p99");
+	json_section("cycle_steps");
+	for (i = 0; i < STEPS; i++) {
+		struct stats s = stats_of(v[i], rounds);
+
+		printf("%-28s %9.1f %9.1f %9.1f\n", names[i], s.p50, s.p90, s.p99);
+		json_begin("\"name\": \"%s\", \"mode\": \"%s\"", names[i], mode);
+		json_stats("stats", s);
+		json_end();
+		free(v[i]);
+	}
+}
+
 static int64_t timeline_cycles(int rounds)
 {
 	int64_t t0 = kfdsim_now_ns();
@@ -940,6 +1088,7 @@ static void bench_throughput(void)
 		json_entry("\"name\": \"timeline_cycle\", \"mode\": \"%s\", \"per_s\": %.1f, "
 			   "\"ratio\": %.3f", mode, tl_rate, ratio(tl_rate, efd_rate));
 	}
+	cycle_steps(quick ? 3 : iterations / 2);
 }
 
 /* ---- memory ---- */

@@ -50,6 +50,7 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -405,7 +406,7 @@ static void kfdsync_amdkfd_arrived(struct module *mod)
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
-	kfdsync_amdgpu_mod = mod;
+	WRITE_ONCE(kfdsync_amdgpu_mod, mod);
 	WRITE_ONCE(kfdsync_amdgpu_live, true);
 	if (kfdsync_hooks_active)
 		return;
@@ -447,7 +448,7 @@ static void kfdsync_amdkfd_gone(void)
 		return;
 	WRITE_ONCE(kfdsync_amdgpu_live, false);
 	kfdsync_hooks_detach_all();
-	kfdsync_amdgpu_mod = NULL;
+	WRITE_ONCE(kfdsync_amdgpu_mod, NULL);
 	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
 	kfdsync_ops->gone();
 }
@@ -464,8 +465,20 @@ static struct module *kfdsync_amdkfd_enter(void)
 	/* Acquire: pairs with the release that published the functions. */
 	if (!smp_load_acquire(&kfdsync_hooks_active))
 		return NULL;
-	/* amdgpu's exit runs before GOING is notified: hold it. */
-	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
+	/*
+	 * amdgpu's exit runs before GOING is notified: hold it. The notifier
+	 * clears kfdsync_amdgpu_mod at GOING, and the module is freed only
+	 * after an RCU grace period that follows (free_module()), so a
+	 * pointer read inside an RCU read section still points to the
+	 * module; try_module_get() fails once it is going. (Not a lookup by
+	 * name: kset_find_obj() walks every loaded module, once per event
+	 * registered.)
+	 */
+	rcu_read_lock();
+	amdgpu = READ_ONCE(kfdsync_amdgpu_mod);
+	if (amdgpu && !try_module_get(amdgpu))
+		amdgpu = NULL;
+	rcu_read_unlock();
 	/* Still active with amdgpu held: the functions stay valid. */
 	if (amdgpu && !smp_load_acquire(&kfdsync_hooks_active)) {
 		module_put(amdgpu);

@@ -220,8 +220,9 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * thread, and report to the module what amdkfd delivered
  * (KFDSYNC_IOCTL_RELAY_SIGNALS). The threads block all signals, sleep in
  * the kernel while nothing is signalled (no periodic wake-up), are named
- * "kfdsync-relay", and are stopped and joined by kfdsync_ctx_free(). How
- * many, and what the age counts, depends on amdkfd:
+ * "kfdsync-relay", and are stopped and joined when the last event a thread
+ * relays is removed, or by kfdsync_ctx_free(). How many, and what the age
+ * counts, depends on amdkfd:
  *
  * - **With event ages** (KFD ioctl 1.14, Linux 6.5 and later): amdkfd
  *   counts every time it sets an event and tells a waiter the count. The
@@ -285,8 +286,9 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * - libhsakmt must be initialised (hsaKmtOpenKFD()) when an event is
  *   registered; the relay holds an hsaKmtOpenKFD() reference and its own fd
  *   of /dev/kfd until the context is freed, and uses one amdkfd signal event
- *   per thread (its wake-up event) of amdkfd's limit of 4095 per process:
- *   at most 4 with event ages, one per relayed event without.
+ *   per running thread (its wake-up event, destroyed with the thread) of
+ *   amdkfd's limit of 4095 per process: at most 4 with event ages, one per
+ *   relayed event without.
  * - Unregister an event before destroying it (hsaKmtDestroyEvent()). A
  *   destroyed event stops being relayed (its fences end by their watchdog);
  *   the relay of the other events goes on.

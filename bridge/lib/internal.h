@@ -61,8 +61,9 @@ static inline int64_t kfdsync_now_ns(void)
 }
 
 /*
- * relay.c: the export relay of a context (relay mode), one thread per
- * relayed event. kfdsync_relays_free() stops and joins them all.
+ * relay.c: the export relay of a context (relay mode): a few threads with
+ * event ages, one per relayed event without. A thread stops with its last
+ * event; kfdsync_relays_free() stops and joins the rest.
  */
 int kfdsync_relays_new(struct kfdsync_relays **out);
 void kfdsync_relays_free(struct kfdsync_relays *rs);

@@ -21,7 +21,9 @@
  *   events at once, at most RELAY_MAX_GROUPS threads (4095 events: 4
  *   threads). Each thread also waits on a private auto-reset "kick" event
  *   (age 0: plain latch semantics) that the library sets to make it reload
- *   its events or stop.
+ *   its events or stop. A group whose last event is removed stops: its
+ *   thread is joined and its kick destroyed (the next event starts a new
+ *   group), so a context with nothing relayed holds no thread.
  * - Without event ages (6.1): a wait-any says only that *some* event of the
  *   wait fired, while it consumes the latched auto-reset signal of *every*
  *   event it waits on. A wait over several relayed events would consume
@@ -518,6 +520,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 {
 	struct group *g = NULL;
 	struct member *m = NULL;
+	bool fresh = false;
 	size_t i;
 	int ret;
 
@@ -537,6 +540,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 		if (ret)
 			return ret;
 		rs->groups[rs->n_groups++] = g;
+		fresh = true;
 	}
 	if (!m)
 		m = &g->members[g->n_members++];
@@ -544,8 +548,13 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 	m->serial = ++rs->serial;
 	m->age = age;
 	g->gen++;
-	/* Asynchronous: ages are absolute, the thread loses nothing meanwhile. */
-	hsaKmtSetEvent(g->kick);
+	/*
+	 * Asynchronous: ages are absolute, the thread loses nothing meanwhile.
+	 * A new group's thread has not armed yet (it waits for relays.lock):
+	 * its first wait has the event, no kick needed.
+	 */
+	if (!fresh)
+		hsaKmtSetEvent(g->kick);
 	return 0;
 }
 
@@ -603,7 +612,7 @@ out:
 void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 {
 	struct group **p, *gb = NULL;
-	size_t i, j;
+	size_t i, j, k;
 
 	pthread_mutex_lock(&rs->lock);
 	for (p = &rs->binary; *p; p = &(*p)->next) {
@@ -624,6 +633,14 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 			while (g->n_members && !g->members[g->n_members - 1].event_id)
 				g->n_members--;
 			g->gen++;
+			if (!g->n_members) {
+				/* The group's last event: its thread goes. */
+				for (k = i + 1; k < rs->n_groups; k++)
+					rs->groups[k - 1] = rs->groups[k];
+				rs->groups[--rs->n_groups] = NULL;
+				gb = g;
+				break;
+			}
 			hsaKmtSetEvent(g->kick);
 			/*
 			 * Synchronous: once we return, the caller may destroy

@@ -312,7 +312,7 @@ static int gl_frame(struct app *app, int compute_fence, int64_t *wait_ns)
 static int run_frame(struct app *app, int n)
 {
 	int compute_fence, gl_done, merged = -1, ret, cstate, gstate;
-	int64_t submit_ns, compute_ts = 0, gl_ts = 0, wait_ns = 0, dup_ns;
+	int64_t submit_ns = 0, compute_ts = 0, gl_ts = 0, wait_ns = 0, dup_ns;
 	uint64_t end, gate_seen;
 	uint32_t *direct;
 	char why[128];

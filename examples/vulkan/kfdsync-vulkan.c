@@ -571,7 +571,7 @@ static double rel_ms(int64_t from, int64_t to)
 static int run_frame(struct app *app, int n)
 {
 	int compute_fence, vk_done, merged = -1, ret, cstate, vstate, mstate;
-	int64_t submit_ns, compute_ts = 0, vk_ts = 0, exported_ns = 0;
+	int64_t submit_ns = 0, compute_ts = 0, vk_ts = 0, exported_ns = 0;
 	bool vk_stub;
 	uint64_t end, gate_seen;
 	char why[128];

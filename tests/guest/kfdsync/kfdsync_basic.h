@@ -227,7 +227,7 @@ static inline int __kfd_set_event_once(void)
 /* cpu_set hook hits go up when amdkfd sets an event. */
 static inline void hook_cpu_set_hits(const char *name)
 {
-	unsigned long long before[NR_HOOKS], after[NR_HOOKS];
+	unsigned long long before[NR_HOOKS] = { 0 }, after[NR_HOOKS] = { 0 };
 	uint32_t attached;
 	int ret;
 

@@ -69,13 +69,49 @@ static HsaEvent *new_event(void)
 	return ev;
 }
 
-static uint64_t age_of(HsaEvent *ev)
+/* Create and register up to @n events into @ev; how many are registered. */
+static int add_events(HsaEvent **ev, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		ev[i] = new_event();
+		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
+			break;
+	}
+	return i;
+}
+
+static uint64_t age_of_in(struct kfdsync_ctx *c, HsaEvent *ev)
 {
 	struct kfdsync_event_state st;
 
-	if (kfdsync_event_get_state(ctx, ev->EventId, &st))
+	if (kfdsync_event_get_state(c, ev->EventId, &st))
 		return UINT64_MAX;
 	return st.age;
+}
+
+static uint64_t age_of(HsaEvent *ev)
+{
+	return age_of_in(ctx, ev);
+}
+
+/*
+ * The number of relay threads once it is @want: a joined thread leaves
+ * /proc/self/task a moment after pthread_join() returns. Gives up after
+ * about 10 s and returns the count then.
+ */
+static int relay_threads_settled(int want)
+{
+	int n = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		proc_threads_switches("kfdsync-relay", &n);
+		if (n == want)
+			break;
+		usleep(1000);
+	}
+	return n;
 }
 
 /*
@@ -272,12 +308,7 @@ TEST(relay_signals_stay_with_their_event)
 	int i, wrong = 0, n = 0;
 
 	NEED_RELAY("relay_signals_stay_with_their_event");
-	for (i = 0; i < N; i++) {
-		ev[i] = new_event();
-		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
-			break;
-		n++;
-	}
+	n = add_events(ev, N);
 	if (n < N) {
 		tap_ok(false, "relay_signals_stay_with_their_event (registered %d)", n);
 		goto out;
@@ -366,7 +397,7 @@ TEST(relay_app_waiter_already_waiting_wakes)
 /*
  * Threads: age mode serves MANY events with ceil(MANY / 1024) threads;
  * binary mode runs one per event. Idle, they never wake. Unregistering
- * stops them (binary) or leaves the few (age mode).
+ * stops them all (a thread goes with its last event).
  */
 TEST(relay_threads_and_idle_wakeups)
 {
@@ -375,12 +406,7 @@ TEST(relay_threads_and_idle_wakeups)
 	uint64_t sw0, sw1;
 
 	NEED_RELAY("relay_threads_and_idle_wakeups");
-	for (i = 0; i < MANY; i++) {
-		ev[i] = new_event();
-		if (!ev[i] || kfdsync_event_add_hsa(ctx, ev[i], NULL))
-			break;
-		n++;
-	}
+	n = add_events(ev, MANY);
 	tap_ok(n == MANY, "relay_many_events_registered (%d of %d)", n, MANY);
 	want = ages ? (n + 1023) / 1024 : n;
 	sw0 = proc_threads_switches("kfdsync-relay", &threads);
@@ -408,9 +434,110 @@ TEST(relay_threads_and_idle_wakeups)
 		kfdsync_event_remove(ctx, ev[i]->EventId);
 		hsaKmtDestroyEvent(ev[i]);
 	}
-	proc_threads_switches("kfdsync-relay", &threads);
-	tap_ok(ages ? threads == want : threads == 0,
-	       "relay_threads_after_unregister (%d)", threads);
+	threads = relay_threads_settled(0);
+	tap_ok(threads == 0, "relay_threads_after_unregister (%d)", threads);
+}
+
+/* Export the next fence of @ev, signal it @n times, wait: its status. */
+static int signal_and_wait(struct kfdsync_ctx *c, HsaEvent *ev, int n)
+{
+	struct kfdsync_fence_status f;
+	int fd = kfdsync_event_export_sync_file(c, ev->EventId, age_of_in(c, ev), 0);
+	int status = 99;
+
+	if (fd < 0)
+		return fd;
+	if (n && burst(queue, ev, n))
+		status = 98;
+	else if (!n)
+		hsaKmtSetEvent(ev);
+	if (status == 99 && kfdsync_sync_file_wait(fd, 20000000000LL) == 0 &&
+	    kfdsync_sync_file_get_status(fd, NULL, &f, 1) == 1)
+		status = f.status;
+	close(fd);
+	return status;
+}
+
+/*
+ * A relay thread goes with the last event it relays, and comes back with
+ * the next: with event ages, removing every event of one group stops that
+ * group's thread only (the other group's events stay relayed, exactly);
+ * registering again starts a thread; and a second context's relay, whose
+ * events take the ids of the stopped threads' destroyed wake-up events,
+ * relays too.
+ */
+TEST(relay_group_stops_with_its_last_event)
+{
+	static HsaEvent *ev[MANY];
+	HsaEvent *late = NULL, *late2 = NULL;
+	struct kfdsync_ctx *c2 = NULL;
+	int i, n = 0, threads, s1, s2, first = ages ? 1024 : MANY;
+	uint64_t a0, a1;
+
+	NEED_RELAY("relay_group_stops_with_its_last_event");
+	n = add_events(ev, MANY);
+	tap_ok(n == MANY, "relay_group_stop_registered (%d of %d)", n, MANY);
+	if (n < MANY)
+		goto out;
+	/* Age mode: ev[0..1023] fill the first group, the rest the second. */
+	for (i = first; i < n; i++)
+		kfdsync_event_remove(ctx, ev[i]->EventId);
+	threads = relay_threads_settled(ages ? 1 : first);
+	tap_ok(threads == (ages ? 1 : first), "relay_group_stop_one_group_left (%d)", threads);
+	a0 = age_of(ev[first - 1]);
+	a1 = age_of(ev[0]);
+	s1 = signal_and_wait(ctx, ev[first - 1], 3);
+	s2 = signal_and_wait(ctx, ev[0], 0);
+	a0 = age_settle(ev[first - 1], a0 + 3) - a0;
+	a1 = age_settle(ev[0], a1 + 1) - a1;
+	/* Binary mode: the burst of 3 may count as fewer, never more. */
+	tap_ok(s1 == 1 && s2 == 1 && (ages ? a0 == 3 : a0 >= 1 && a0 <= 3) && a1 == 1 &&
+	       age_of(ev[1]) == 0,
+	       "relay_group_stop_others_still_relayed (%d %d, ages +%" PRIu64 " +%" PRIu64 ")",
+	       s1, s2, a0, a1);
+	for (i = 0; i < first; i++)
+		kfdsync_event_remove(ctx, ev[i]->EventId);
+	threads = relay_threads_settled(0);
+	tap_ok(threads == 0, "relay_group_stop_no_thread_left (%d)", threads);
+
+	/* New events reuse the freed ids, the wake-up events' too. */
+	late = new_event();
+	if (!late || kfdsync_event_add_hsa(ctx, late, NULL)) {
+		tap_ok(false, "relay_group_restarts (register)");
+		goto out;
+	}
+	threads = relay_threads_settled(1);
+	s1 = signal_and_wait(ctx, late, 2);
+	a0 = age_settle(late, 2);
+	tap_ok(threads == 1 && s1 == 1 && (ages ? a0 == 2 : a0 >= 1 && a0 <= 2),
+	       "relay_group_restarts (%d threads, status %d, age %" PRIu64 ")", threads, s1, a0);
+	kfdsync_event_remove(ctx, late->EventId);
+	relay_threads_settled(0);
+
+	/* A second context's relay after the first one's thread stopped. */
+	late2 = new_event();
+	if (kfdsync_ctx_new(&c2) || !late2 || kfdsync_event_add_hsa(c2, late, NULL) ||
+	    kfdsync_event_add_hsa(c2, late2, NULL)) {
+		tap_ok(false, "relay_group_second_context (setup)");
+		goto out;
+	}
+	threads = relay_threads_settled(ages ? 1 : 2);
+	s1 = signal_and_wait(c2, late2, 1);
+	tap_ok(threads == (ages ? 1 : 2) && s1 == 1 && age_of_in(c2, late) == 0,
+	       "relay_group_second_context (%d threads, status %d)", threads, s1);
+out:
+	kfdsync_ctx_free(c2);
+	for (i = 0; i < n && i < MANY; i++) {
+		kfdsync_event_remove(ctx, ev[i]->EventId);
+		hsaKmtDestroyEvent(ev[i]);
+	}
+	if (late) {
+		kfdsync_event_remove(ctx, late->EventId);
+		hsaKmtDestroyEvent(late);
+	}
+	if (late2)
+		hsaKmtDestroyEvent(late2);
+	relay_threads_settled(0);
 }
 
 /*
