@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/dma-buf.h>
@@ -58,12 +59,37 @@ static inline int drm_open_driver(const char *want, bool render)
 	return -1;
 }
 
-/* A vgem buffer, its dma-buf and (if asked) vgem's write fence on it. */
+/*
+ * vgem signals a fence by itself once it is this old (VGEM_FENCE_TIMEOUT in
+ * drivers/gpu/drm/vgem/vgem_fence.c, 10 * HZ from the attach), and its
+ * signal ioctl then fails with ETIMEDOUT.
+ */
+#define VGEM_FENCE_SELF_SIGNAL_NS 10000000000LL
+
+/*
+ * A vgem buffer, its dma-buf and (if asked) vgem's write fence on it, with
+ * the CLOCK_MONOTONIC time just before the fence was attached.
+ */
 struct vgem_buffer {
 	uint32_t handle;
 	int dmabuf;
 	uint32_t fence;
+	int64_t fence_made_ns;
 };
+
+static inline int64_t vgem_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Could vgem have signalled @b's fence by itself by now? */
+static inline bool vgem_fence_may_have_expired(const struct vgem_buffer *b)
+{
+	return vgem_now_ns() - b->fence_made_ns >= VGEM_FENCE_SELF_SIGNAL_NS;
+}
 
 static inline bool vgem_buffer_new(int vgem, struct vgem_buffer *b, bool fence)
 {
@@ -80,6 +106,7 @@ static inline bool vgem_buffer_new(int vgem, struct vgem_buffer *b, bool fence)
 	if (!fence)
 		return true;
 	attach.handle = b->handle;
+	b->fence_made_ns = vgem_now_ns();
 	if (drmIoctl(vgem, IOCTL_VGEM_FENCE_ATTACH, &attach))
 		return false;
 	b->fence = attach.out_fence;

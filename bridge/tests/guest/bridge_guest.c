@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -97,7 +98,40 @@ static int cli(int fd, char *out, size_t size, const char *const *args)
 	return cli_run(NULL, false, false, fd, out, size, args);
 }
 
-static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
+/*
+ * A check that needs @b's vgem fence still pending. vgem signals a fence by
+ * itself 10 s after making it; on Debian's kernels every such check ends
+ * well within that, but on the debug kernel (KASAN, lockdep) one run of the
+ * ASan-built CLI can take seconds. A check that failed when the fence may
+ * have signalled by itself says nothing about the library: it is reported as
+ * a skip that says so. A check that failed earlier, or passed, is reported as
+ * it is. Each check group gets fresh fences so that this stays rare.
+ */
+static __attribute__((format(printf, 3, 4))) bool
+vgem_ok(const struct vgem_buffer *b, bool pass, const char *fmt, ...)
+{
+	char name[256], why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	if (pass || !vgem_fence_may_have_expired(b))
+		return tap_ok(pass, "%s", name);
+	snprintf(why, sizeof(why),
+		 "vgem signals its fence by itself after 10 s, and %.1f s had passed (a slow kernel)",
+		 (vgem_now_ns() - b->fence_made_ns) / 1e9);
+	tap_skip(why, "%s", name);
+	return false;
+}
+
+static void fenced_buffer(int vgem, struct vgem_buffer *b)
+{
+	if (!vgem_buffer_new(vgem, b, true))
+		tap_bail("cannot create a fenced vgem buffer: %s", strerror(errno));
+}
+
+static void syncobj_tests(int sf_pending, int vgem, const struct vgem_buffer *d)
 {
 	uint64_t cap = 0;
 	uint32_t bin, tl;
@@ -114,22 +148,22 @@ static void syncobj_tests(int sf_pending, int vgem, uint32_t fence)
 		tap_skip(why, "syncobj_signals_with_fence");
 		if (drm >= 0)
 			close(drm);
-		vgem_fence_signal(vgem, fence);
+		vgem_fence_signal(vgem, d->fence);
 		return;
 	}
 	drmSyncobjCreate(drm, 0, &bin);
 	drmSyncobjCreate(drm, 0, &tl);
 	fd = -1;
-	tap_ok(kfdsync_syncobj_import_sync_file(drm, bin, 0, sf_pending) == 0 &&
-	       (fd = kfdsync_syncobj_export_sync_file(drm, bin, 0)) >= 0 &&
-	       kfdsync_sync_file_wait(fd, 0) == -ETIME, "syncobj_binary_round_trip_pending");
+	vgem_ok(d, kfdsync_syncobj_import_sync_file(drm, bin, 0, sf_pending) == 0 &&
+		(fd = kfdsync_syncobj_export_sync_file(drm, bin, 0)) >= 0 &&
+		kfdsync_sync_file_wait(fd, 0) == -ETIME, "syncobj_binary_round_trip_pending");
 	int tfd = -1;
 
-	tap_ok(kfdsync_syncobj_import_sync_file(drm, tl, 5, sf_pending) == 0 &&
-	       (tfd = kfdsync_syncobj_export_sync_file(drm, tl, 5)) >= 0 &&
-	       kfdsync_sync_file_wait(tfd, 0) == -ETIME, "syncobj_timeline_point_round_trip");
+	vgem_ok(d, kfdsync_syncobj_import_sync_file(drm, tl, 5, sf_pending) == 0 &&
+		(tfd = kfdsync_syncobj_export_sync_file(drm, tl, 5)) >= 0 &&
+		kfdsync_sync_file_wait(tfd, 0) == -ETIME, "syncobj_timeline_point_round_trip");
 	tap_ok(kfdsync_syncobj_export_sync_file(drm, 0xdead, 0) == -ENOENT, "syncobj_bad_handle");
-	vgem_fence_signal(vgem, fence);
+	vgem_fence_signal(vgem, d->fence);
 	tap_ok(fd >= 0 && tfd >= 0 && kfdsync_sync_file_wait(fd, 1000 * MS) == 0 &&
 	       kfdsync_sync_file_wait(tfd, 1000 * MS) == 0, "syncobj_signals_with_fence");
 	if (fd >= 0)
@@ -428,12 +462,12 @@ int main(void)
 {
 	struct kfdsync_fence_status fences[4];
 	struct kfdsync_sync_file_status st;
-	struct vgem_buffer a, b, c, d;
+	struct vgem_buffer a, b, c, d, e;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
 	char out[4096], proc_path[64];
 	struct utsname uts;
-	int vgem, sfa, sfb, sfm, sfc, sfd, n;
+	int vgem, sfa, sfb, sfm, sfc, sfd, sfe, n;
 
 	tap_plan(55);
 	uname(&uts);
@@ -465,56 +499,77 @@ int main(void)
 	vgem = drm_open_driver("vgem", false);
 	if (vgem < 0)
 		tap_bail("no vgem device");
-	if (!vgem_buffer_new(vgem, &a, true) || !vgem_buffer_new(vgem, &b, true) ||
-	    !vgem_buffer_new(vgem, &c, false) || !vgem_buffer_new(vgem, &d, true))
-		tap_bail("cannot create fenced vgem buffers");
+	fenced_buffer(vgem, &a);
 
 	/* A reader of @a waits for its writer: vgem's fence. */
 	sfa = kfdsync_dmabuf_export_sync_file(a.dmabuf, KFDSYNC_DMABUF_READ);
 	tap_ok(sfa >= 0 && kfdsync_sync_file_check(sfa) == 1 &&
 	       (fcntl(sfa, F_GETFD) & FD_CLOEXEC), "dmabuf_export_gives_cloexec_sync_file");
 	n = kfdsync_sync_file_get_status(sfa, &st, fences, 4);
-	tap_ok(n == 1 && st.status == 0 && !strcmp(fences[0].driver, "vgem") &&
-	       fences[0].status == 0, "sync_file_status_pending_vgem (%d, %s)", n, fences[0].driver);
-	tap_ok(kfdsync_sync_file_wait(sfa, 10 * MS) == -ETIME, "sync_file_wait_pending_times_out");
-	tap_ok(kfdsync_sync_file_wait(sfa, 0) == -ETIME, "sync_file_wait_zero_polls");
-	tap_ok(cli(sfa, out, sizeof(out), (const char *[]){ "inspect", "3", NULL }) == 0 &&
-	       strstr(out, "pending") && strstr(out, "vgem"), "cli_inspect_pending");
-	snprintf(proc_path, sizeof(proc_path), "/proc/%d/fd/%d", getpid(), sfa);
-	tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "inspect", "--json", proc_path, NULL }) == 0 &&
-	       strstr(out, "\"status\": \"pending\"") && strstr(out, "\"driver\": \"vgem\""),
-	       "cli_inspect_other_process_fd_json");
-	tap_ok(cli(sfa, out, sizeof(out), (const char *[]){ "wait", "--timeout", "50", "3", NULL }) ==
-	       124 && strstr(out, "timed out"), "cli_wait_times_out_124");
+	vgem_ok(&a, n == 1 && st.status == 0 && !strcmp(fences[0].driver, "vgem") &&
+		fences[0].status == 0, "sync_file_status_pending_vgem (%d, %s)", n, fences[0].driver);
+	vgem_ok(&a, kfdsync_sync_file_wait(sfa, 10 * MS) == -ETIME,
+		"sync_file_wait_pending_times_out");
+	vgem_ok(&a, kfdsync_sync_file_wait(sfa, 0) == -ETIME, "sync_file_wait_zero_polls");
+	vgem_ok(&a, cli(sfa, out, sizeof(out), (const char *[]){ "inspect", "3", NULL }) == 0 &&
+		strstr(out, "pending") && strstr(out, "vgem"), "cli_inspect_pending");
 
+	/* One fresh fence per CLI run from here: see vgem_ok(). */
+	fenced_buffer(vgem, &e);
+	sfe = kfdsync_dmabuf_export_sync_file(e.dmabuf, KFDSYNC_DMABUF_READ);
+	snprintf(proc_path, sizeof(proc_path), "/proc/%d/fd/%d", getpid(), sfe);
+	vgem_ok(&e, cli(-1, out, sizeof(out), (const char *[]){ "inspect", "--json", proc_path,
+								NULL }) == 0 &&
+		strstr(out, "\"status\": \"pending\"") && strstr(out, "\"driver\": \"vgem\""),
+		"cli_inspect_other_process_fd_json");
+	close(sfe);
+	vgem_buffer_free(vgem, &e);
+	fenced_buffer(vgem, &e);
+	sfe = kfdsync_dmabuf_export_sync_file(e.dmabuf, KFDSYNC_DMABUF_READ);
+	vgem_ok(&e, cli(sfe, out, sizeof(out), (const char *[]){ "wait", "--timeout", "50", "3",
+								 NULL }) == 124 &&
+		strstr(out, "timed out"), "cli_wait_times_out_124");
+	close(sfe);
+	vgem_buffer_free(vgem, &e);
+
+	/* Merges and imports, on fresh fences @a and @b, no CLI run until both signalled. */
+	close(sfa);
+	vgem_buffer_free(vgem, &a);
+	fenced_buffer(vgem, &a);
+	fenced_buffer(vgem, &b);
+	if (!vgem_buffer_new(vgem, &c, false))
+		tap_bail("cannot create a vgem buffer");
+	sfa = kfdsync_dmabuf_export_sync_file(a.dmabuf, KFDSYNC_DMABUF_READ);
 	sfb = kfdsync_dmabuf_export_sync_file(b.dmabuf, KFDSYNC_DMABUF_WRITE);
 	sfm = kfdsync_sync_file_merge("both", sfa, sfb);
 	n = kfdsync_sync_file_get_status(sfm, &st, fences, 1);
-	tap_ok(sfm >= 0 && n == 2 && !strcmp(st.name, "both") && st.status == 0,
-	       "sync_file_merge_holds_both (%d fences, name %s)", n, st.name);
-	tap_ok(n == 2 && st.num_fences == 2, "sync_file_status_reports_more_than_asked");
+	vgem_ok(&a, sfm >= 0 && n == 2 && !strcmp(st.name, "both") && st.status == 0,
+		"sync_file_merge_holds_both (%d fences, name %s)", n, st.name);
+	vgem_ok(&a, n == 2 && st.num_fences == 2, "sync_file_status_reports_more_than_asked");
 
 	/* @c has no fence; give it @b's as a write: readers of @c now wait. */
 	tap_ok(kfdsync_dmabuf_import_sync_file(c.dmabuf, sfb, KFDSYNC_DMABUF_WRITE) == 0,
 	       "dmabuf_import_sync_file");
 	sfc = kfdsync_dmabuf_export_sync_file(c.dmabuf, KFDSYNC_DMABUF_READ);
-	tap_ok(sfc >= 0 && kfdsync_sync_file_wait(sfc, 0) == -ETIME,
-	       "dmabuf_imported_fence_is_waited_for");
+	vgem_ok(&b, sfc >= 0 && kfdsync_sync_file_wait(sfc, 0) == -ETIME,
+		"dmabuf_imported_fence_is_waited_for");
 
 	/* Nothing signalled early; now signal @a only. */
-	tap_ok(vgem_fence_signal(vgem, a.fence), "vgem_signal_a");
+	vgem_ok(&a, vgem_fence_signal(vgem, a.fence), "vgem_signal_a");
 	tap_ok(kfdsync_sync_file_wait(sfa, 1000 * MS) == 0 &&
 	       kfdsync_sync_file_get_status(sfa, &st, fences, 1) == 1 && st.status == 1 &&
 	       fences[0].timestamp_ns, "sync_file_signalled_with_timestamp");
-	tap_ok(kfdsync_sync_file_wait(sfm, 0) == -ETIME, "sync_file_merge_waits_for_both");
+	vgem_ok(&b, kfdsync_sync_file_wait(sfm, 0) == -ETIME, "sync_file_merge_waits_for_both");
+	vgem_ok(&b, vgem_fence_signal(vgem, b.fence) &&
+		kfdsync_sync_file_wait(sfm, 1000 * MS) == 0 &&
+		kfdsync_sync_file_wait(sfc, 1000 * MS) == 0, "sync_file_merge_and_import_signal");
 	tap_ok(cli(sfa, out, sizeof(out), (const char *[]){ "wait", "--timeout", "1000", "3",
 							    NULL }) == 0, "cli_wait_signalled_0");
-	tap_ok(vgem_fence_signal(vgem, b.fence) && kfdsync_sync_file_wait(sfm, 1000 * MS) == 0 &&
-	       kfdsync_sync_file_wait(sfc, 1000 * MS) == 0, "sync_file_merge_and_import_signal");
 
 	/* drm_syncobj round trips (6.12's virtio-gpu). */
+	fenced_buffer(vgem, &d);
 	sfd = kfdsync_dmabuf_export_sync_file(d.dmabuf, KFDSYNC_DMABUF_READ);
-	syncobj_tests(sfd, vgem, d.fence);
+	syncobj_tests(sfd, vgem, &d);
 
 	timeline_tests();
 	cli_timeline_step_tests();
@@ -530,10 +585,10 @@ int main(void)
 	close(sfm);
 	close(sfc);
 	close(sfd);
-	close(a.dmabuf);
-	close(b.dmabuf);
-	close(c.dmabuf);
-	close(d.dmabuf);
+	vgem_buffer_free(vgem, &a);
+	vgem_buffer_free(vgem, &b);
+	vgem_buffer_free(vgem, &c);
+	vgem_buffer_free(vgem, &d);
 	close(vgem);
 	return tap_exit();
 }

@@ -38,9 +38,14 @@
  *   owner killed; -EIO only after its owner was killed;
  * - in order (I4): no fence ends after another of its event with a seqno
  *   at least as high, if it existed when that one ended;
- * - always ends: every fence within its deadline plus a slack;
+ * - always ends: every fence within its deadline plus a slack (a merge
+ *   with a timeline fence: the later of its event fence's deadline and its
+ *   timeline fence's watchdog, which a timeline lagging behind on a slow
+ *   kernel reaches first);
  * - exactly once: an eventfd export reads 1 and never fires again; an
- *   import subtracts once; merged fences end only after their parts;
+ *   import subtracts once; merged fences end only after their parts; a
+ *   timeline fence signals only at its value and ends with an error only
+ *   once its watchdog (the timeline's fdinfo) has passed;
  * - at the end every counter is back to zero (kfdsync's user counts,
  *   debugfs, kfdsim's queues, FOLL_PIN pins).
  */
@@ -75,7 +80,7 @@
 enum { EXP_INTENT = 1, EXP_OK, EXP_FAILED };
 enum { KIND_SYNC = 1, KIND_EVENTFD };
 enum { RES_ENDED = 1, RES_NEVER_ENDED, RES_EFD_VALUE, RES_EFD_TWICE, RES_IMPORT_BAD,
-       RES_MERGE_EARLY, RES_TL_EARLY, RES_IMPORT_EARLY };
+       RES_MERGE_EARLY, RES_TL_EARLY, RES_TL_ERROR_EARLY, RES_IMPORT_EARLY };
 
 struct ev_rec {
 	_Atomic uint32_t nsig;
@@ -596,11 +601,13 @@ struct held {
 	/* H_MERGE, H_TLMERGE: the parts (dups), the timeline value */
 	int part[2];
 	uint32_t tl_value;
+	int64_t tl_made;	/* H_TLMERGE: just before its timeline fence was made */
 };
 
 struct consumer_thread {
 	int ctx, sock, tl;
 	uint32_t tl_next, tl_value;
+	int64_t tl_watchdog_ns;	/* of @tl, from its fdinfo */
 	uint64_t seed;
 	struct held h[HELD];
 	int n;
@@ -748,6 +755,7 @@ static void consumer_take(struct consumer_thread *c)
 		atomic_fetch_add(&S->c.merges, 1);
 	} else if (what == 5 && c->n < HELD) {	/* merge with a timeline fence */
 		uint32_t v = ++c->tl_next;
+		int64_t made = now_ns();
 		int tf = raw_tl_fence(c->tl, v), mf;
 
 		if (tf < 0)
@@ -763,12 +771,37 @@ static void consumer_take(struct consumer_thread *c)
 		h->fd = mf;
 		h->efd = -1;
 		h->export_idx = UINT32_MAX;
+		/*
+		 * The merge ends when both parts have: the timeline fence by
+		 * value @v or by its own watchdog, whichever comes first.
+		 */
+		h->tl_made = made;
 		h->deadline = c->h[c->n - 2].deadline;
+		if (h->deadline < made + c->tl_watchdog_ns)
+			h->deadline = made + c->tl_watchdog_ns;
 		h->part[0] = dup(c->h[c->n - 2].fd);
 		h->part[1] = tf;
 		h->tl_value = v;
 		atomic_fetch_add(&S->c.tl_merges, 1);
 	}
+}
+
+/* The watchdog of timeline @tl (its fdinfo's kfdsync-watchdog-ms), or -1. */
+static int64_t tl_watchdog_ns(int tl)
+{
+	char path[64], line[128];
+	long long ms = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", tl);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "kfdsync-watchdog-ms: %lld", &ms) == 1)
+			break;
+	fclose(f);
+	return ms < 0 ? -1 : ms * MS_NS;
 }
 
 /* Look at every held fence; returns how many are left. */
@@ -843,6 +876,9 @@ static int consumer_poll(struct consumer_thread *c, int ms)
 				add_result(RES_MERGE_EARLY, UINT32_MAX, 0, t, 1);
 			else if (raw_fence_status(h->part[1]) == 1 && c->tl_value < h->tl_value)
 				add_result(RES_TL_EARLY, UINT32_MAX, 0, t, h->tl_value);
+			else if (raw_fence_status(h->part[1]) < 0 &&
+				 t < h->tl_made + c->tl_watchdog_ns)
+				add_result(RES_TL_ERROR_EARLY, UINT32_MAX, 0, t, h->tl_value);
 			held_drop(c, i);
 			break;
 		}
@@ -858,6 +894,9 @@ static void *consumer_thread_run(void *arg)
 	c->tl = raw_open(KFDSYNC_TL_DEVICE);
 	if (c->tl < 0)
 		_exit(31);
+	c->tl_watchdog_ns = tl_watchdog_ns(c->tl);
+	if (c->tl_watchdog_ns <= 0)
+		_exit(32);
 	for (;;) {
 		if (!atomic_load(&S->stop)) {
 			consumer_take(c);
@@ -1255,6 +1294,11 @@ static void judge(struct verdict *v)
 			continue;
 		case RES_TL_EARLY:
 			violation(v, &v->tl_early, "timeline fence %" PRId64 " signalled early",
+				  res->value);
+			continue;
+		case RES_TL_ERROR_EARLY:
+			violation(v, &v->tl_early,
+				  "timeline fence %" PRId64 " ended with an error before its watchdog",
 				  res->value);
 			continue;
 		}
