@@ -462,8 +462,12 @@ int main(void)
 	       es.source == (relay_mode ? KFDSYNC_SOURCE_RELAY : KFDSYNC_SOURCE_HOOKS),
 	       "event_query_fresh (source %u)", es.source);
 
-	/* Export at the current age, then let the simulated GPU signal. */
-	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 0);
+	/*
+	 * Export at the current age, then let the simulated GPU signal. The
+	 * fence must stay pending across a CLI run ('kfdsync list'), which
+	 * takes over 10 s (the default watchdog) on the debug kernel: 60 s.
+	 */
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 60000 * MS);
 	snprintf(want, sizeof(want), "kfdsync kfdsync:%d:ev%u", getpid(), ev->EventId);
 	name[0] = '\0';
 	ret = fd >= 0 ? status_of(fd, name, sizeof(name)) : fd;
