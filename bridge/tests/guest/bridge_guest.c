@@ -264,17 +264,9 @@ static bool shown(bool ok, const char *out)
  */
 static void cli_timeline_step_tests(void)
 {
-	char out[4096], cli_path[512], watchdog[32] = "";
+	char out[4096], cli_path[512];
 	int ret;
 
-	/*
-	 * "Still pending" must not depend on how fast a loaded TCG guest runs
-	 * these scripts: the module's watchdog (10 s by default, taken when a
-	 * timeline is opened) at its maximum while they run.
-	 */
-	if (kfdsync_param_read("watchdog_ms", watchdog, sizeof(watchdog)) ||
-	    kfdsync_param_write("watchdog_ms", "60000"))
-		tap_diag("cannot raise kfdsync's watchdog_ms: pending checks may race it");
 	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
 	/* An empty line steps once; "end" ends the rest with -ENOENT. */
 	ret = cli_run("\nend\n", false, false, -1, out, sizeof(out), (const char *[]){
@@ -329,8 +321,6 @@ static void cli_timeline_step_tests(void)
 		"sleep 1; \"$0\" wait --timeout 300 4; echo s=$?", cli_path, NULL });
 	tap_ok(shown(ret == 0 && strstr(out, "s=124") && strstr(out, "share one timeline"), out),
 	       "cli_timeline_end_one_needs_independent");
-	if (watchdog[0])
-		kfdsync_param_write("watchdog_ms", watchdog);
 }
 
 /*
@@ -465,7 +455,7 @@ int main(void)
 	struct vgem_buffer a, b, c, d, e;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
-	char out[4096], proc_path[64];
+	char out[4096], proc_path[64], watchdog[32] = "";
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, sfe, n;
 
@@ -571,8 +561,19 @@ int main(void)
 	sfd = kfdsync_dmabuf_export_sync_file(d.dmabuf, KFDSYNC_DMABUF_READ);
 	syncobj_tests(sfd, vgem, &d);
 
+	/*
+	 * "Still pending" must not depend on how fast the guest runs the CLI
+	 * scripts (on the debug kernel a chain of three CLI runs outlasts
+	 * 10 s): the module's watchdog (10 s by default, taken when a timeline
+	 * is opened) at its maximum while they run.
+	 */
+	if (kfdsync_param_read("watchdog_ms", watchdog, sizeof(watchdog)) ||
+	    kfdsync_param_write("watchdog_ms", "60000"))
+		tap_diag("cannot raise kfdsync's watchdog_ms: pending checks may race it");
 	timeline_tests();
 	cli_timeline_step_tests();
+	if (watchdog[0])
+		kfdsync_param_write("watchdog_ms", watchdog);
 	cli_permission_tests();
 
 	tap_ok(kfdsync_sync_file_merge(NULL, sfa, vgem) == -EINVAL, "sync_file_merge_non_sync_file");
