@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROC_THREADS_MAX 8192
 
@@ -79,6 +80,23 @@ static inline uint64_t proc_threads_switches(const char *prefix, int *count)
 	if (count)
 		*count = n;
 	return sum;
+}
+
+/*
+ * The number of threads named @prefix ("" for every thread) once it is
+ * @want: pthread_join() returns when the thread has released its stack, a
+ * moment before the kernel drops it from /proc/self/task. Gives up after
+ * about 10 s and returns the count then.
+ */
+static inline int proc_threads_settled(const char *prefix, int want)
+{
+	int n = proc_threads(prefix, NULL, 0);
+
+	for (int i = 0; n != want && i < 10000; i++) {
+		usleep(1000);
+		n = proc_threads(prefix, NULL, 0);
+	}
+	return n;
 }
 
 #endif /* KFDSYNC_TESTS_PROC_THREADS_H */

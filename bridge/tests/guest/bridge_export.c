@@ -18,7 +18,6 @@
  * racing registration and close from another process, procfs permissions
  * for another user, names with spaces and a newline.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <hsakmt.h>
@@ -36,6 +35,7 @@
 #include "kfdsim.h"
 #include "kfdsync.h"
 #include "pm4.h"
+#include "proc_threads.h"
 #include "tap.h"
 
 #define MS 1000000LL
@@ -63,32 +63,10 @@ static int32_t status_of(int fd, char *timeline, size_t size)
 static char build_root[512];
 static bool relay_mode;
 
-static int threads(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-
-	while (d && readdir(d))
-		n++;
-	if (d)
-		closedir(d);
-	return n - 2;	/* . and .. */
-}
-
-/*
- * threads(), once it is @want: pthread_join() returns when the thread has
- * released its stack, a moment before the kernel drops it from
- * /proc/self/task. Gives up after about 10 s and returns the count then.
- */
+/* Every thread of this process, once there are @want (proc_threads.h). */
 static int threads_settled(int want)
 {
-	int n = threads();
-
-	for (int i = 0; n != want && i < 10000; i++) {
-		usleep(1000);
-		n = threads();
-	}
-	return n;
+	return proc_threads_settled("", want);
 }
 
 /* /proc/@pid/fdinfo/@fd into @buf; the length, or -errno. */
@@ -436,7 +414,7 @@ int main(void)
 	 * (event_age_1 below): the relay discards it, the hooks never saw it.
 	 */
 	hsaKmtSetEvent(ev);
-	base = threads();
+	base = proc_threads("", NULL, 0);
 	ret = kfdsync_event_add_hsa(ctx, ev, &age);
 	tap_ok(ret == 0 && age == 0, "event_register_hsa_age_0 (%d)", ret);
 	ret = threads_settled(base + (relay_mode ? 1 : 0)) - base;

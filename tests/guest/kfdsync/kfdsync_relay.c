@@ -96,22 +96,10 @@ static uint64_t age_of(HsaEvent *ev)
 	return age_of_in(ctx, ev);
 }
 
-/*
- * The number of relay threads once it is @want: a joined thread leaves
- * /proc/self/task a moment after pthread_join() returns. Gives up after
- * about 10 s and returns the count then.
- */
+/* The relay threads, once there are @want (proc_threads.h). */
 static int relay_threads_settled(int want)
 {
-	int n = 0;
-
-	for (int i = 0; i < 10000; i++) {
-		proc_threads_switches("kfdsync-relay", &n);
-		if (n == want)
-			break;
-		usleep(1000);
-	}
-	return n;
+	return proc_threads_settled("kfdsync-relay", want);
 }
 
 /*
