@@ -821,6 +821,7 @@ static int consumer_poll(struct consumer_thread *c, int ms)
 		struct held *h = &c->h[i];
 		int64_t t = now_ns();
 		bool ready = p[i].revents & POLLIN;
+		int tl_status;
 
 		if (h->type == H_IMPORT && !ready && fd_ready(h->efd)) {
 			/* The import acts after its fence ended: it must be now. */
@@ -872,12 +873,16 @@ static int consumer_poll(struct consumer_thread *c, int ms)
 			held_drop(c, i);
 			break;
 		case H_TLMERGE:
-			if (!fd_ready(h->part[0]) || !fd_ready(h->part[1]))
+			if (!fd_ready(h->part[0]) || !fd_ready(h->part[1])) {
 				add_result(RES_MERGE_EARLY, UINT32_MAX, 0, t, 1);
-			else if (raw_fence_status(h->part[1]) == 1 && c->tl_value < h->tl_value)
+				held_drop(c, i);
+				break;
+			}
+			/* The timeline fence has ended: how, read once. */
+			tl_status = raw_fence_status(h->part[1]);
+			if (tl_status == 1 && c->tl_value < h->tl_value)
 				add_result(RES_TL_EARLY, UINT32_MAX, 0, t, h->tl_value);
-			else if (raw_fence_status(h->part[1]) < 0 &&
-				 t < h->tl_made + c->tl_watchdog_ns)
+			else if (tl_status < 0 && t < h->tl_made + c->tl_watchdog_ns)
 				add_result(RES_TL_ERROR_EARLY, UINT32_MAX, 0, t, h->tl_value);
 			held_drop(c, i);
 			break;
