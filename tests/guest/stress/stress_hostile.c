@@ -408,6 +408,13 @@ static void filler_main(struct fill *f, int ready, int go)
 	_exit(0);
 }
 
+/* Put back the watchdog parameters test_limits() raised (the default first). */
+static void watchdog_restore(const char *watchdog, const char *watchdog_max)
+{
+	kfdsync_param_write("watchdog_ms", watchdog);
+	kfdsync_param_write("watchdog_max_ms", watchdog_max);
+}
+
 static void test_limits(void)
 {
 	struct fill *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
@@ -431,17 +438,19 @@ static void test_limits(void)
 	 * are opened).
 	 */
 	if (kfdsync_param_read("watchdog_ms", watchdog, sizeof(watchdog)) ||
-	    kfdsync_param_read("watchdog_max_ms", watchdog_max, sizeof(watchdog_max)) ||
-	    kfdsync_param_write("watchdog_max_ms", "3600000") ||
-	    kfdsync_param_write("watchdog_ms", "3600000"))
+	    kfdsync_param_read("watchdog_max_ms", watchdog_max, sizeof(watchdog_max)))
+		tap_bail("cannot read kfdsync's watchdog parameters");
+	if (kfdsync_param_write("watchdog_max_ms", "3600000") ||
+	    kfdsync_param_write("watchdog_ms", "3600000")) {
+		watchdog_restore(watchdog, watchdog_max);
 		tap_bail("cannot raise kfdsync's watchdog for the filler");
+	}
 	pid = fork_or_bail();
 	if (!pid)
 		filler_main(f, ready[1], go[0]);
 	if (read(ready[0], &c, 1) != 1) {
 		tap_ok(false, "filler_ran (status %d)", reap(pid));
-		kfdsync_param_write("watchdog_ms", watchdog);
-		kfdsync_param_write("watchdog_max_ms", watchdog_max);
+		watchdog_restore(watchdog, watchdog_max);
 		return;
 	}
 	tap_diag("one user (nobody) holds: %d contexts (then %s), %d timelines (then %s), "
@@ -484,8 +493,7 @@ static void test_limits(void)
 		tap_diag("go: %s", strerror(errno));
 	code = reap(pid);
 	tap_ok(code == 0, "filler_exits_cleanly (%d)", code);
-	kfdsync_param_write("watchdog_ms", watchdog);
-	kfdsync_param_write("watchdog_max_ms", watchdog_max);
+	watchdog_restore(watchdog, watchdog_max);
 	close(ready[0]);
 	close(ready[1]);
 	close(go[0]);
