@@ -16,7 +16,8 @@
  * poll() in another, already running thread returns (the least a
  * cross-thread wake-up costs here); a kfdsync timeline increment until
  * poll() on its fence returns (sw_sync's path; Debian's kernels have no
- * sw_sync).
+ * sw_sync); and the relay's floor, amdkfd's wake handed on by the woken
+ * thread through an eventfd (the least any userspace relay costs).
  *
  * Sections: latency (p50/p90/p99/max per path and its floor), scaling (the
  * export's latency and the kernel's interrupt-to-signal time with 1 to 4095
@@ -36,6 +37,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,6 +355,68 @@ static int64_t floor_eventfd(void)
 	return efd.woke - t0;
 }
 
+/*
+ * The relay's floor: amdkfd's wake, handed on by the thread it woke. A
+ * thread of ours waits on an unregistered event in hsaKmtWaitOnEvent() and
+ * writes an eventfd when woken; the caller submits the RELEASE_MEM and
+ * polls the eventfd. What any relay in userspace costs at least: amdkfd's
+ * own wake plus one cross-thread wake-up, and no work in between.
+ */
+static struct {
+	HsaEvent *ev;
+	int fd;
+	atomic_bool stop;
+	pthread_t thread;
+} krelay;
+
+static void *krelay_main(void *arg)
+{
+	uint64_t one = 1;
+
+	(void)arg;
+	for (;;) {
+		HSAKMT_STATUS st = hsaKmtWaitOnEvent(krelay.ev, HSA_EVENTTIMEOUT_INFINITE);
+
+		if (atomic_load(&krelay.stop) || st != HSAKMT_STATUS_SUCCESS)
+			break;
+		if (write(krelay.fd, &one, sizeof(one)) != sizeof(one))
+			break;
+	}
+	return NULL;
+}
+
+static void krelay_start(void)
+{
+	krelay.ev = new_event();
+	krelay.fd = eventfd(0, EFD_CLOEXEC);
+	atomic_init(&krelay.stop, false);
+	if (!krelay.ev || krelay.fd < 0 ||
+	    pthread_create(&krelay.thread, NULL, krelay_main, NULL))
+		die("relay floor", krelay.ev ? errno : ENOSPC);
+	pthread_setname_np(krelay.thread, "bench-kfdrelay");
+}
+
+static void krelay_stop(void)
+{
+	atomic_store(&krelay.stop, true);
+	hsaKmtSetEvent(krelay.ev);
+	pthread_join(krelay.thread, NULL);
+	hsaKmtDestroyEvent(krelay.ev);
+	close(krelay.fd);
+}
+
+static int64_t floor_kfd_relay(void)
+{
+	int64_t t0 = signal_gpu(krelay.ev);
+	uint64_t v;
+
+	wait_readable(krelay.fd);
+	t0 = kfdsim_now_ns() - t0;
+	if (read(krelay.fd, &v, sizeof(v)) != sizeof(v))
+		die("relay floor read", errno);
+	return t0;
+}
+
 /* Timeline increment -> poll() on its fence (sw_sync's path). */
 static int64_t floor_timeline(void)
 {
@@ -615,8 +679,16 @@ static void bench_latency(void)
 	report_latency("floor:eventfd", p, "kfd_wait", f);
 	interleave(floor_timeline, floor_eventfd, iterations, &p, &f);
 	report_latency("floor:timeline", p, "eventfd", f);
+	krelay_start();
+	interleave(floor_kfd_relay, floor_kfd, iterations, &p, &f);
+	report_latency("floor:kfd_relay", p, "kfd_wait", f);
 
 	latency_row("export_sync_file", path_export_sync_file, "kfd_wait", floor_kfd);
+	/* A relay has one wake-up more than amdkfd: compare it with its own floor. */
+	if (relay_mode)
+		latency_row("export_sync_file", path_export_sync_file, "kfd_relay",
+			    floor_kfd_relay);
+	krelay_stop();
 	latency_row("export_eventfd", path_export_eventfd, "kfd_wait", floor_kfd);
 	if (!relay_mode)
 		latency_row("hsa_condition", path_hsa_condition, "kfd_wait", floor_kfd);
