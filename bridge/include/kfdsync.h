@@ -22,8 +22,9 @@
  *   may be used from several threads at once; kfdsync_ctx_free() must not
  *   race with any other use of the same context. The library starts
  *   threads of its own only in relay mode (see @ref event and
- *   @ref import); they block all signals and are joined before
- *   kfdsync_event_remove() or kfdsync_ctx_free() returns.
+ *   @ref import); they block all signals, and a thread left with no
+ *   event to relay is joined before kfdsync_event_remove() returns, every
+ *   thread before kfdsync_ctx_free() returns.
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
  * - **Structs** the library fills in or reads have a fixed size and end in
  *   reserved space. The library zeroes it on output and requires it to be
