@@ -387,12 +387,18 @@ static void *krelay_main(void *arg)
 
 static void krelay_start(void)
 {
+	int ret;
+
 	krelay.ev = new_event();
+	if (!krelay.ev)
+		die("relay floor: hsaKmtCreateEvent", ENOSPC);
 	krelay.fd = eventfd(0, EFD_CLOEXEC);
+	if (krelay.fd < 0)
+		die("relay floor: eventfd", errno);
 	atomic_init(&krelay.stop, false);
-	if (!krelay.ev || krelay.fd < 0 ||
-	    pthread_create(&krelay.thread, NULL, krelay_main, NULL))
-		die("relay floor", krelay.ev ? errno : ENOSPC);
+	ret = pthread_create(&krelay.thread, NULL, krelay_main, NULL);
+	if (ret)
+		die("relay floor: pthread_create", ret);
 	pthread_setname_np(krelay.thread, "bench-kfdrelay");
 }
 
