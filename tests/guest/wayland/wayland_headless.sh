@@ -121,9 +121,13 @@ else
 fi
 
 # ---- GL renderer (llvmpipe): dmabuf import, no native fence sync --------
-# weston 10's GL renderer is fragile on software rendering (see below): each
-# check that needs it gets a running one, restarted if the last one died;
-# "ensure_gl fresh" stops a running one and starts another.
+# weston 10's GL renderer is fragile on software rendering: on a loaded host
+# its llvmpipe threads can segfault after a client that showed dmabufs went
+# away ("llvmpipe-0[..]: segfault at ..." in the guest's dmesg, weston gone
+# without a log line; CI checks of 2026-12-02 lost it after the implicit
+# and after the stall run), and it aborts on acquire fences (below). So
+# every check gets a weston of its own ("ensure_gl fresh": the last one
+# stopped, or reported if it died), which no earlier client has touched.
 GLN=0
 alive() { # a zombie (exited, not yet waited for) is not alive
 	[ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
@@ -150,14 +154,14 @@ if ensure_gl; then
 	check "gl: acquire fence with an shm buffer refused with UNSUPPORTED_BUFFER" \
 		test $rc -eq 0 -a -n "$(grep 'error 4 (UNSUPPORTED_BUFFER)' "$T/gl_try_shm")"
 
-	ensure_gl
+	ensure_gl fresh
 	run gl_shm $GL --path shm --frames $FR --compute-ms $COMPUTE
 	check "gl: --path shm forced although dmabuf is offered" \
 		has gl_shm "^sync path: shm (client waits on the sync_file before commit)$"
 	check "gl: shm path: every frame presented after its fence" \
 		test $rc -eq 0 -a -n "$(grep "summary: path=shm frames=$FR presented=$FR discarded=0 early=0" "$T/gl_shm")"
 
-	ensure_gl
+	ensure_gl fresh
 	run gl_implicit $GL --path implicit --frames $FR --compute-ms $COMPUTE
 	# From 6.15 vgem is a faux device (/sys/devices/faux/vgem), which
 	# bookworm's libdrm cannot enumerate: Mesa 22's EGL finds no DRM device
@@ -191,7 +195,7 @@ if ensure_gl; then
 	# implicit sync holds the frame back; weston's GL renderer on llvmpipe
 	# reads the buffer with the CPU and does not wait. Either way the client
 	# must tell: "not presented, fence pending" or EARLY with exit status 3.
-	ensure_gl
+	ensure_gl fresh
 	run gl_implicit_stall $GL --path implicit --frames 1 --stall-frame 0 --timeout-ms 8000
 	if has gl_implicit_stall "frame 0: not presented, fence pending"; then
 		echo "# the compositor held the frame back until its fence signalled"
@@ -208,12 +212,6 @@ if ensure_gl; then
 			test $rc -eq 3 -a -n "$(grep '^frame 0: presented while its fence was pending: EARLY$' "$T/gl_implicit_stall")"
 	fi
 
-	# A weston of its own: after the stall run (a frame shown while its
-	# fence was pending, its client gone after 8 s) this one's llvmpipe
-	# threads segfaulted on a loaded host ("llvmpipe-0[..]: segfault" in
-	# the guest's dmesg, weston gone without a line, the next client
-	# refused; a CI check, 2026-12-02): a Mesa 22 / weston 10 crash that
-	# would fail this check, which is about the client's choice of path.
 	ensure_gl fresh
 	run gl_auto $GL --frames 1 --compute-ms $COMPUTE
 	check "gl: auto takes the explicit path with a dmabuf" \
@@ -222,7 +220,7 @@ if ensure_gl; then
 	# weston 10's GL renderer asserts has_native_fence_sync when it repaints
 	# a surface with an acquire fence, and llvmpipe has none; the protocol
 	# answer (the commit is accepted) comes before that repaint. The auto
-	# run above may have brought weston down already: start afresh.
+	# run above may have brought weston down already.
 	ensure_gl fresh
 	run gl_try_dmabuf $GL --try-acquire=dmabuf
 	check "gl: acquire fence with a dmabuf buffer accepted" \
