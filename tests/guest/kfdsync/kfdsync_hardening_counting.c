@@ -113,12 +113,54 @@ TEST(gpu_two_queues_counted_exactly)
 }
 
 /*
- * One queue keeps interrupting for an event whose slot is never written
- * (amdkfd then scans every slot of the process) while another signals an
- * event 300 times: every signal is counted, the scan's acknowledgments
- * too.
+ * amdkfd's scan path acknowledges a write: the GPU writes an event's slot
+ * without an interrupt, then interrupts for another event whose slot is
+ * never written (amdkfd then scans every slot of the process), 300 times
+ * in order on one queue. Every write is counted, none twice, the unwritten
+ * slot never.
  */
-TEST(gpu_scan_path_counted_exactly)
+TEST(gpu_scan_path_counts_each_write)
+{
+	HsaEvent *x = registered_event(), *y = registered_event();
+	uint64_t y0 = raw_age(kfdsync, y->EventId), dy, end = 0;
+	uint32_t dw[256];
+	unsigned int i, k;
+
+	for (i = 0; i < 300; i += k) {
+		struct pm4_buf b = PM4_BUF_INIT(dw);
+
+		for (k = 0; k < 8 && i + k < 300; k++) {
+			pm4_release_mem(&b, slot_addr(y), y->EventId, PM4_RELEASE_MEM_DATA_64,
+					PM4_RELEASE_MEM_INT_NONE, 0);
+			pm4_release_mem(&b, 0, 0, PM4_RELEASE_MEM_DATA_NONE,
+					PM4_RELEASE_MEM_INT_ONLY, x->EventId);
+		}
+		end = submit(sim, queue, &b);
+	}
+	queue_done(queue, end);
+	age_reaches(y->EventId, y0 + 300, 2000);
+	usleep(20000);
+	dy = raw_age(kfdsync, y->EventId) - y0;
+	tap_ok(dy == 300, "gpu_scan_path_counts_each_write (%" PRIu64 " of 300)", dy);
+	tap_ok(raw_age(kfdsync, x->EventId) == 0, "gpu_unwritten_slot_never_counted");
+	raw_unregister(kfdsync, x->EventId);
+	raw_unregister(kfdsync, y->EventId);
+	hsaKmtDestroyEvent(x);
+	hsaKmtDestroyEvent(y);
+}
+
+/*
+ * The same, racing: one queue keeps interrupting for the unwritten slot
+ * while another writes an event's slot 300 times, each with its interrupt,
+ * so that amdkfd's scans and the event's own interrupts acknowledge its
+ * writes at once. Never more than 300 (never early). Fewer only by a write
+ * that lands between one handler's hook and its acknowledging store, which
+ * amdkfd overwrites and does not deliver either ("Counting" in
+ * kmod/kfdsync_slot.c): a vCPU preempted inside a few instructions, seen
+ * once in 300 under a loaded host in a CI check (2026-12-02). More than 3
+ * would be kfdsync losing signals, not that window.
+ */
+TEST(gpu_scan_path_races_never_more)
 {
 	HsaEvent *x = registered_event(), *y = registered_event();
 	uint64_t y0 = raw_age(kfdsync, y->EventId), dy;
@@ -129,9 +171,14 @@ TEST(gpu_scan_path_counted_exactly)
 
 	run_signallers(s, 2);
 	age_reaches(y->EventId, y0 + 300, 2000);
+	usleep(20000);
 	dy = raw_age(kfdsync, y->EventId) - y0;
-	tap_ok(dy == 300, "gpu_scan_path_counted_exactly (%" PRIu64 " of 300)", dy);
-	tap_ok(raw_age(kfdsync, x->EventId) == 0, "gpu_unwritten_slot_never_counted");
+	if (dy < 300 && dy >= 297)
+		tap_diag("%" PRIu64 " write(s) merged with the one before in amdkfd's "
+			 "acknowledgment window", 300 - dy);
+	tap_ok(dy <= 300 && dy >= 297, "gpu_scan_path_races_never_more (%" PRIu64 " of 300)",
+	       dy);
+	tap_ok(raw_age(kfdsync, x->EventId) == 0, "gpu_unwritten_slot_never_counted_racing");
 	raw_unregister(kfdsync, x->EventId);
 	raw_unregister(kfdsync, y->EventId);
 	hsaKmtDestroyEvent(x);
