@@ -112,6 +112,22 @@ TEST(gpu_two_queues_counted_exactly)
 	hsaKmtDestroyEvent(b);
 }
 
+/* @y's signals counted since @y0, once @want arrived or after 2 s. */
+static uint64_t counted_since(HsaEvent *y, uint64_t y0, uint64_t want)
+{
+	age_reaches(y->EventId, y0 + want, 2000);
+	usleep(20000);
+	return raw_age(kfdsync, y->EventId) - y0;
+}
+
+static void drop_pair(HsaEvent *x, HsaEvent *y)
+{
+	raw_unregister(kfdsync, x->EventId);
+	raw_unregister(kfdsync, y->EventId);
+	hsaKmtDestroyEvent(x);
+	hsaKmtDestroyEvent(y);
+}
+
 /*
  * amdkfd's scan path acknowledges a write: the GPU writes an event's slot
  * without an interrupt, then interrupts for another event whose slot is
@@ -138,15 +154,10 @@ TEST(gpu_scan_path_counts_each_write)
 		end = submit(sim, queue, &b);
 	}
 	queue_done(queue, end);
-	age_reaches(y->EventId, y0 + 300, 2000);
-	usleep(20000);
-	dy = raw_age(kfdsync, y->EventId) - y0;
+	dy = counted_since(y, y0, 300);
 	tap_ok(dy == 300, "gpu_scan_path_counts_each_write (%" PRIu64 " of 300)", dy);
 	tap_ok(raw_age(kfdsync, x->EventId) == 0, "gpu_unwritten_slot_never_counted");
-	raw_unregister(kfdsync, x->EventId);
-	raw_unregister(kfdsync, y->EventId);
-	hsaKmtDestroyEvent(x);
-	hsaKmtDestroyEvent(y);
+	drop_pair(x, y);
 }
 
 /*
@@ -170,19 +181,14 @@ TEST(gpu_scan_path_races_never_more)
 	};
 
 	run_signallers(s, 2);
-	age_reaches(y->EventId, y0 + 300, 2000);
-	usleep(20000);
-	dy = raw_age(kfdsync, y->EventId) - y0;
+	dy = counted_since(y, y0, 300);
 	if (dy < 300 && dy >= 297)
 		tap_diag("%" PRIu64 " write(s) merged with the one before in amdkfd's "
 			 "acknowledgment window", 300 - dy);
 	tap_ok(dy <= 300 && dy >= 297, "gpu_scan_path_races_never_more (%" PRIu64 " of 300)",
 	       dy);
 	tap_ok(raw_age(kfdsync, x->EventId) == 0, "gpu_unwritten_slot_never_counted_racing");
-	raw_unregister(kfdsync, x->EventId);
-	raw_unregister(kfdsync, y->EventId);
-	hsaKmtDestroyEvent(x);
-	hsaKmtDestroyEvent(y);
+	drop_pair(x, y);
 }
 
 /*
@@ -219,10 +225,7 @@ TEST(gpu_scan_acks_match_amdkfd)
 out:
 	if (kfd >= 0)
 		close(kfd);
-	raw_unregister(kfdsync, x->EventId);
-	raw_unregister(kfdsync, y->EventId);
-	hsaKmtDestroyEvent(x);
-	hsaKmtDestroyEvent(y);
+	drop_pair(x, y);
 }
 
 /*
