@@ -84,6 +84,22 @@ static void run_signallers(struct signaller *s, unsigned int n)
 	}
 }
 
+/* @y's signals counted since @y0, once @want arrived or after 2 s. */
+static uint64_t counted_since(HsaEvent *y, uint64_t y0, uint64_t want)
+{
+	age_reaches(y->EventId, y0 + want, 2000);
+	usleep(20000);
+	return raw_age(kfdsync, y->EventId) - y0;
+}
+
+static void drop_pair(HsaEvent *x, HsaEvent *y)
+{
+	raw_unregister(kfdsync, x->EventId);
+	raw_unregister(kfdsync, y->EventId);
+	hsaKmtDestroyEvent(x);
+	hsaKmtDestroyEvent(y);
+}
+
 /*
  * Two simulated queues of this process interrupt at once (two GPUs of one
  * process), each signalling its own event 300 times: each event's age is
@@ -106,26 +122,7 @@ TEST(gpu_two_queues_counted_exactly)
 	db = raw_age(kfdsync, b->EventId) - b0;
 	tap_ok(da == 300 && db == 300, "gpu_two_queues_each_counted_exactly (%" PRIu64
 	       ", %" PRIu64 " of 300)", da, db);
-	raw_unregister(kfdsync, a->EventId);
-	raw_unregister(kfdsync, b->EventId);
-	hsaKmtDestroyEvent(a);
-	hsaKmtDestroyEvent(b);
-}
-
-/* @y's signals counted since @y0, once @want arrived or after 2 s. */
-static uint64_t counted_since(HsaEvent *y, uint64_t y0, uint64_t want)
-{
-	age_reaches(y->EventId, y0 + want, 2000);
-	usleep(20000);
-	return raw_age(kfdsync, y->EventId) - y0;
-}
-
-static void drop_pair(HsaEvent *x, HsaEvent *y)
-{
-	raw_unregister(kfdsync, x->EventId);
-	raw_unregister(kfdsync, y->EventId);
-	hsaKmtDestroyEvent(x);
-	hsaKmtDestroyEvent(y);
+	drop_pair(a, b);
 }
 
 /*
