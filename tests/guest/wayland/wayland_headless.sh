@@ -126,18 +126,14 @@ fi
 # away ("llvmpipe-0[..]: segfault at ..." in the guest's dmesg, weston gone
 # without a log line; CI checks of 2026-12-02 lost it after the implicit
 # and after the stall run), and it aborts on acquire fences (below). So
-# every check gets a weston of its own ("ensure_gl fresh": the last one
-# stopped, or reported if it died), which no earlier client has touched.
+# every check gets a weston of its own (fresh_gl: the last one stopped, or
+# reported if it died), which no earlier client has touched.
 GLN=0
 alive() { # a zombie (exited, not yet waited for) is not alive
 	[ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status"
 }
-ensure_gl() {
+fresh_gl() {
 	if [ $GLN -gt 0 ] && alive "$(eval echo \$PID_gl$GLN)"; then
-		if [ "${1:-}" != fresh ]; then
-			GL=gl$GLN
-			return 0
-		fi
 		kill "$(eval echo \$PID_gl$GLN)" 2>/dev/null
 		wait "$(eval echo \$PID_gl$GLN)" 2>/dev/null
 	elif [ $GLN -gt 0 ]; then
@@ -149,19 +145,19 @@ ensure_gl() {
 	WRAP="unshare -m $HERE/vgem-only" start_weston $GL --use-gl
 }
 
-if ensure_gl; then
+if fresh_gl; then
 	run gl_try_shm $GL --try-acquire=shm
 	check "gl: acquire fence with an shm buffer refused with UNSUPPORTED_BUFFER" \
 		test $rc -eq 0 -a -n "$(grep 'error 4 (UNSUPPORTED_BUFFER)' "$T/gl_try_shm")"
 
-	ensure_gl fresh
+	fresh_gl
 	run gl_shm $GL --path shm --frames $FR --compute-ms $COMPUTE
 	check "gl: --path shm forced although dmabuf is offered" \
 		has gl_shm "^sync path: shm (client waits on the sync_file before commit)$"
 	check "gl: shm path: every frame presented after its fence" \
 		test $rc -eq 0 -a -n "$(grep "summary: path=shm frames=$FR presented=$FR discarded=0 early=0" "$T/gl_shm")"
 
-	ensure_gl fresh
+	fresh_gl
 	run gl_implicit $GL --path implicit --frames $FR --compute-ms $COMPUTE
 	# From 6.15 vgem is a faux device (/sys/devices/faux/vgem), which
 	# bookworm's libdrm cannot enumerate: Mesa 22's EGL finds no DRM device
@@ -195,7 +191,7 @@ if ensure_gl; then
 	# implicit sync holds the frame back; weston's GL renderer on llvmpipe
 	# reads the buffer with the CPU and does not wait. Either way the client
 	# must tell: "not presented, fence pending" or EARLY with exit status 3.
-	ensure_gl fresh
+	fresh_gl
 	run gl_implicit_stall $GL --path implicit --frames 1 --stall-frame 0 --timeout-ms 8000
 	if has gl_implicit_stall "frame 0: not presented, fence pending"; then
 		echo "# the compositor held the frame back until its fence signalled"
@@ -212,7 +208,7 @@ if ensure_gl; then
 			test $rc -eq 3 -a -n "$(grep '^frame 0: presented while its fence was pending: EARLY$' "$T/gl_implicit_stall")"
 	fi
 
-	ensure_gl fresh
+	fresh_gl
 	run gl_auto $GL --frames 1 --compute-ms $COMPUTE
 	check "gl: auto takes the explicit path with a dmabuf" \
 		has gl_auto "^sync path: explicit (zwp_linux_explicit_synchronization_v1, dmabuf from vgem)"
@@ -221,7 +217,7 @@ if ensure_gl; then
 	# a surface with an acquire fence, and llvmpipe has none; the protocol
 	# answer (the commit is accepted) comes before that repaint. The auto
 	# run above may have brought weston down already.
-	ensure_gl fresh
+	fresh_gl
 	run gl_try_dmabuf $GL --try-acquire=dmabuf
 	check "gl: acquire fence with a dmabuf buffer accepted" \
 		test $rc -eq 0 -a -n "$(grep '^dmabuf acquire fence: accepted by the compositor$' "$T/gl_try_dmabuf")"
