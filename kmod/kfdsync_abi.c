@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * kfdsync: the gate - which amdkfd ABI an amdgpu.ko's BTF has (see
+ * kfdsync_abi.h).
+ *
+ * Every function of an ABI must be in the module's BTF exactly once with
+ * exactly the listed prototype (argument count, each argument's and the
+ * return value's kind and size, the names of the structures pointed to),
+ * and every structure fact must hold. A blob matching no ABI is judged
+ * against the closest one (the one with most items matching; the newer on
+ * a tie), and the verdict names its first difference, in the order the
+ * lists give: what kfdsync calls before what it probes.
+ *
+ * The ABIs themselves are in kfdsync_abi_list.h. Builds into kfdsync.ko
+ * and into the host unit test (tests/btf).
+ */
+
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#endif
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_abi.h"
+
+/* An entry of the tables below, from a line of kfdsync_abi_list.h. */
+#define KFDSYNC_ABI_ENTRY(f, r, ...) \
+	{ .name = #f, .ret = #r, .args = #__VA_ARGS__ },
+#define KFDSYNC_ABI_PROBE_ENTRY(f, r, ...) \
+	{ .name = #f, .ret = #r, .args = #__VA_ARGS__, .probed = true },
+#define KFDSYNC_ABI_FIELD_ENTRY(st, mem, ty, off) \
+	{ .type = #st, .member = #mem, .mtype = #ty, .bit = off },
+
+static const struct kfdsync_abi_fn kfdsync_abi_6_1_fns[] = {
+#define KFDSYNC_CALL		KFDSYNC_ABI_ENTRY
+#define KFDSYNC_CALL_6_1	KFDSYNC_ABI_ENTRY
+#define KFDSYNC_PROBE		KFDSYNC_ABI_PROBE_ENTRY
+#define KFDSYNC_PROBE_6_1	KFDSYNC_ABI_PROBE_ENTRY
+#include "kfdsync_abi_list.h"
+};
+
+static const struct kfdsync_abi_fn kfdsync_abi_6_12_fns[] = {
+#define KFDSYNC_CALL		KFDSYNC_ABI_ENTRY
+#define KFDSYNC_CALL_6_12	KFDSYNC_ABI_ENTRY
+#define KFDSYNC_PROBE		KFDSYNC_ABI_PROBE_ENTRY
+#define KFDSYNC_PROBE_6_12	KFDSYNC_ABI_PROBE_ENTRY
+#include "kfdsync_abi_list.h"
+};
+
+static const struct kfdsync_abi_field kfdsync_abi_fields[] = {
+#define KFDSYNC_FIELD		KFDSYNC_ABI_FIELD_ENTRY
+#include "kfdsync_abi_list.h"
+};
+
+const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT] = {
+	[KFDSYNC_ABI_ID_6_1] = {
+		.name = "6.1",
+		.fns = kfdsync_abi_6_1_fns,
+		.nr_fns = ARRAY_SIZE(kfdsync_abi_6_1_fns),
+		.fields = kfdsync_abi_fields,
+		.nr_fields = ARRAY_SIZE(kfdsync_abi_fields),
+	},
+	[KFDSYNC_ABI_ID_6_12] = {
+		.name = "6.12",
+		.fns = kfdsync_abi_6_12_fns,
+		.nr_fns = ARRAY_SIZE(kfdsync_abi_6_12_fns),
+		.fields = kfdsync_abi_fields,
+		.nr_fields = ARRAY_SIZE(kfdsync_abi_fields),
+	},
+};
+
+/* What is being checked, and where the first difference goes. */
+struct kfdsync_abi_ctx {
+	const struct kfdsync_btf *btf;
+	const struct kfdsync_abi *abi;
+	char *reason;
+	size_t len;
+};
+
+/* Number of arguments in a ", "-separated list. */
+static unsigned int kfdsync_abi_count(const char *args)
+{
+	unsigned int n = *args ? 1 : 0;
+
+	while ((args = strstr(args, ", "))) {
+		n++;
+		args += 2;
+	}
+	return n;
+}
+
+/* Argument @i of a ", "-separated list, into @buf. */
+static void kfdsync_abi_arg(const char *args, unsigned int i, char *buf,
+			    size_t size)
+{
+	const char *end;
+	size_t n;
+
+	while (i-- && (args = strstr(args, ", ")))
+		args += 2;
+	if (!args) {
+		buf[0] = '\0';
+		return;
+	}
+	end = strstr(args, ", ");
+	n = end ? (size_t)(end - args) : strlen(args);
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, args, n);
+	buf[n] = '\0';
+}
+
+/*
+ * Check one function: 0 if it matches, 1 if not (the difference in the
+ * reason), -EINVAL if the BTF does not parse (the reason says where).
+ */
+static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
+				const struct kfdsync_abi_fn *fn)
+{
+	char ret[KFDSYNC_BTF_TYPE_LEN], args[4 * KFDSYNC_BTF_TYPE_LEN];
+	char got[KFDSYNC_BTF_TYPE_LEN], want[KFDSYNC_BTF_TYPE_LEN];
+	unsigned int count, nr, want_nr, i;
+	const struct btf_type *t;
+	int err;
+	u32 id;
+
+	id = kfdsync_btf_find(c->btf, BTF_KIND_FUNC, fn->name, &count);
+	if (!count) {
+		snprintf(c->reason, c->len, "%s is not in amdgpu's BTF",
+			 fn->name);
+		return 1;
+	}
+	if (count > 1) {
+		snprintf(c->reason, c->len,
+			 "%s: %u functions of that name in amdgpu's BTF",
+			 fn->name, count);
+		return 1;
+	}
+	t = kfdsync_btf_type(c->btf, kfdsync_btf_type(c->btf, id)->type);
+	err = -EINVAL;
+	if (t && BTF_INFO_KIND(t->info) == BTF_KIND_FUNC_PROTO)
+		err = kfdsync_btf_render(c->btf, t->type, ret, sizeof(ret));
+	if (!err)
+		err = kfdsync_btf_render_args(c->btf,
+					      kfdsync_btf_type(c->btf, id)->type,
+					      args, sizeof(args), &nr);
+	if (err == -EINVAL) {
+		snprintf(c->reason, c->len,
+			 "amdgpu's BTF does not parse: %s's prototype",
+			 fn->name);
+		return -EINVAL;
+	}
+	if (err) {
+		snprintf(c->reason, c->len,
+			 "%s's prototype is longer than kfdsync reads",
+			 fn->name);
+		return 1;
+	}
+	want_nr = kfdsync_abi_count(fn->args);
+	if (nr != want_nr) {
+		snprintf(c->reason, c->len,
+			 "%s takes %u argument%s, ABI %s has %u", fn->name, nr,
+			 nr == 1 ? "" : "s", c->abi->name, want_nr);
+		return 1;
+	}
+	if (strcmp(ret, fn->ret)) {
+		snprintf(c->reason, c->len, "%s returns %s, ABI %s has %s",
+			 fn->name, ret, c->abi->name, fn->ret);
+		return 1;
+	}
+	for (i = 0; i < nr; i++) {
+		kfdsync_abi_arg(args, i, got, sizeof(got));
+		kfdsync_abi_arg(fn->args, i, want, sizeof(want));
+		if (strcmp(got, want)) {
+			snprintf(c->reason, c->len,
+				 "%s argument %u is %s, ABI %s has %s",
+				 fn->name, i + 1, got, c->abi->name, want);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One definition of a structure: as kfdsync_abi_check_fn(). */
+static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
+				    const struct kfdsync_btf *btf, u32 id,
+				    const struct kfdsync_abi_field *f)
+{
+	const struct btf_type *t = kfdsync_btf_type(btf, id);
+	const struct btf_member *m = (const struct btf_member *)(t + 1);
+	char got[KFDSYNC_BTF_TYPE_LEN];
+	bool bitfield;
+	unsigned int i;
+	u32 bit;
+
+	for (i = 0; i < BTF_INFO_VLEN(t->info); i++) {
+		const char *name = kfdsync_btf_name(btf, m[i].name_off);
+
+		if (!name) {
+			snprintf(c->reason, c->len,
+				 "amdgpu's BTF does not parse: struct %s",
+				 f->type);
+			return -EINVAL;
+		}
+		if (strcmp(name, f->member))
+			continue;
+		if (kfdsync_btf_render(btf, m[i].type, got, sizeof(got)) ==
+		    -EINVAL) {
+			snprintf(c->reason, c->len,
+				 "amdgpu's BTF does not parse: struct %s",
+				 f->type);
+			return -EINVAL;
+		}
+		bit = BTF_INFO_KFLAG(t->info) ?
+		      BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
+		bitfield = BTF_INFO_KFLAG(t->info) &&
+			   BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
+		if (bitfield || strcmp(got, f->mtype) || bit != f->bit) {
+			snprintf(c->reason, c->len,
+				 "struct %s: %s is %s%s at bit %u, ABI %s has %s at bit %u",
+				 f->type, f->member, got,
+				 bitfield ? " (bit field)" : "", bit,
+				 c->abi->name, f->mtype, f->bit);
+			return 1;
+		}
+		return 0;
+	}
+	snprintf(c->reason, c->len, "struct %s has no member %s, ABI %s has",
+		 f->type, f->member, c->abi->name);
+	return 1;
+}
+
+/* A structure fact, for every definition of the structure in the BTF. */
+static int kfdsync_abi_check_field(struct kfdsync_abi_ctx *c,
+				   const struct kfdsync_abi_field *f)
+{
+	const struct kfdsync_btf *btf;
+	unsigned int count = 0;
+	int ret;
+	u32 id;
+
+	/* amdgpu's own structures are in its BTF, a kernel one in the base. */
+	for (btf = c->btf; btf && !count; btf = btf->base) {
+		id = kfdsync_btf_find(btf, BTF_KIND_STRUCT, f->type, &count);
+		for (; count && id < btf->first_id + btf->nr_types; id++) {
+			const struct btf_type *t = kfdsync_btf_type(btf, id);
+			const char *name = kfdsync_btf_name(btf, t->name_off);
+
+			if (BTF_INFO_KIND(t->info) != BTF_KIND_STRUCT ||
+			    !name || strcmp(name, f->type))
+				continue;
+			ret = kfdsync_abi_check_struct(c, btf, id, f);
+			if (ret)
+				return ret;
+		}
+	}
+	if (!count) {
+		snprintf(c->reason, c->len, "struct %s is not in amdgpu's BTF",
+			 f->type);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Check every item of @abi: the number of items that match, or -EINVAL if
+ * the BTF does not parse. The first difference is in c->reason.
+ */
+static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
+{
+	char other[KFDSYNC_ABI_REASON];
+	int ret, score = 0;
+	char *first = c->reason;
+	unsigned int i;
+
+	for (i = 0; i < c->abi->nr_fns + c->abi->nr_fields; i++) {
+		if (i < c->abi->nr_fns)
+			ret = kfdsync_abi_check_fn(c, &c->abi->fns[i]);
+		else
+			ret = kfdsync_abi_check_field(c,
+						      &c->abi->fields[i - c->abi->nr_fns]);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			score++;
+		/* Keep the first difference: later ones go elsewhere. */
+		else if (c->reason == first)
+			c->reason = other;
+	}
+	c->reason = first;
+	return score;
+}
+
+/**
+ * kfdsync_abi_check() - the gate: which ABI a module's BTF has
+ * @vmlinux: the kernel's BTF (/sys/kernel/btf/vmlinux)
+ * @vmlinux_size: its size
+ * @module: amdgpu's BTF (/sys/kernel/btf/amdgpu), split over @vmlinux
+ * @module_size: its size
+ * @verdict: out: the verdict (result KFDSYNC_AMDKFD_ABI_*)
+ *
+ * Reads only the blobs, which must not change meanwhile.
+ */
+void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
+		       const void *module, size_t module_size,
+		       struct kfdsync_abi_verdict *verdict)
+{
+	struct kfdsync_abi_ctx c = { .len = sizeof(verdict->reason) };
+	char reason[KFDSYNC_ABI_REASON];
+	struct kfdsync_btf base, split;
+	int best = -1, score, i;
+	const char *why;
+
+	memset(verdict, 0, sizeof(*verdict));
+	verdict->abi = -1;
+	verdict->result = KFDSYNC_AMDKFD_ABI_NO_BTF;
+	if (kfdsync_btf_init(&base, vmlinux, vmlinux_size, NULL, &why)) {
+		snprintf(verdict->reason, sizeof(verdict->reason),
+			 "the kernel's BTF does not parse: %s", why);
+		return;
+	}
+	if (kfdsync_btf_init(&split, module, module_size, &base, &why)) {
+		snprintf(verdict->reason, sizeof(verdict->reason),
+			 "amdgpu's BTF does not parse: %s", why);
+		goto out_base;
+	}
+
+	c.btf = &split;
+	for (i = 0; i < KFDSYNC_ABI_COUNT; i++) {
+		c.abi = &kfdsync_abis[i];
+		c.reason = reason;
+		reason[0] = '\0';
+		score = kfdsync_abi_score(&c);
+		if (score < 0) {
+			verdict->abi = -1;
+			memcpy(verdict->reason, reason, sizeof(reason));
+			goto out_split;
+		}
+		if (score >= best) {
+			best = score;
+			verdict->abi = i;
+			memcpy(verdict->reason, reason, sizeof(reason));
+		}
+		if ((unsigned int)score == c.abi->nr_fns + c.abi->nr_fields) {
+			verdict->result = KFDSYNC_AMDKFD_ABI_MATCH;
+			verdict->reason[0] = '\0';
+			goto out_split;
+		}
+	}
+	verdict->result = KFDSYNC_AMDKFD_ABI_MISMATCH;
+out_split:
+	kfdsync_btf_fini(&split);
+out_base:
+	kfdsync_btf_fini(&base);
+}

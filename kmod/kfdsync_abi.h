@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * kfdsync: the amdkfd ABIs kfdsync implements, and the gate that tells from
+ * BTF which one, if any, an amdgpu.ko has.
+ *
+ * kfdsync calls amdkfd functions through pointers it finds at run time and
+ * reads the arguments of the functions it probes. That is safe only on the
+ * exact prototypes it was written and tested for, and only the loaded
+ * amdgpu's own BTF says which those are: not the kernel's version (ROCm's
+ * amdgpu-dkms puts a years newer amdkfd on Debian 12's 6.1; distributions
+ * backport DRM into older kernels).
+ *
+ * Each ABI is named after the first Debian kernel kfdsync was tested on
+ * with it. What each one has is listed once, in kfdsync_abi_list.h, with
+ * the types spelled as kfdsync_btf_render() renders BTF types: the list
+ * gives the gate's expectation (kfdsync_abi.c, as text), and the compiler
+ * checks that the pointers kfdsync calls amdkfd through have exactly the
+ * listed types (kfdsync_amdkfd.c), so the two cannot drift apart, and a
+ * kCFI kernel, which checks the prototype at every indirect call, sees the
+ * one amdkfd defined.
+ */
+
+#ifndef KFDSYNC_ABI_H
+#define KFDSYNC_ABI_H
+
+#include "kfdsync_btf.h"
+
+struct file;
+struct kfd_dev;
+struct kfd_event;
+struct kfd_hsa_memory_exception_data;
+struct kfd_node;
+struct kfd_process;
+struct kfd_process_device;
+struct kfd_vm_fault_info;
+struct mm_struct;
+struct vm_area_struct;
+
+/* The ABIs, in the order of kfdsync_abis[]. */
+enum kfdsync_abi_id {
+	KFDSYNC_ABI_ID_6_1,
+	KFDSYNC_ABI_ID_6_12,
+	KFDSYNC_ABI_COUNT,
+};
+
+/**
+ * struct kfdsync_abi_fn - one function's prototype, as text
+ * @name:	The function.
+ * @ret:	Its return type.
+ * @args:	Its argument types, separated by ", ".
+ * @probed:	kfdsync probes it (or reads its code), rather than calls it.
+ */
+struct kfdsync_abi_fn {
+	const char *name;
+	const char *ret;
+	const char *args;
+	bool probed;
+};
+
+/**
+ * struct kfdsync_abi_field - one structure fact
+ * @type:	The structure.
+ * @member:	Its member.
+ * @mtype:	The member's type, as text.
+ * @bit:	The member's offset in bits.
+ */
+struct kfdsync_abi_field {
+	const char *type;
+	const char *member;
+	const char *mtype;
+	u32 bit;
+};
+
+/**
+ * struct kfdsync_abi - one amdkfd ABI kfdsync implements
+ * @name:	Its name, for people.
+ * @fns:	The functions kfdsync calls and probes in it.
+ * @nr_fns:	Number of @fns.
+ * @fields:	The structure facts kfdsync relies on.
+ * @nr_fields:	Number of @fields.
+ */
+struct kfdsync_abi {
+	const char *name;
+	const struct kfdsync_abi_fn *fns;
+	unsigned int nr_fns;
+	const struct kfdsync_abi_field *fields;
+	unsigned int nr_fields;
+};
+
+extern const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT];
+
+/* Size of &struct kfdsync_abi_verdict.reason (the uAPI's). */
+#define KFDSYNC_ABI_REASON	192
+
+/**
+ * struct kfdsync_abi_verdict - what the gate found
+ * @result:	KFDSYNC_AMDKFD_ABI_MATCH, _MISMATCH or _NO_BTF (uAPI).
+ * @abi:	The ABI matched (MATCH) or the closest one (MISMATCH), an
+ *		enum kfdsync_abi_id; -1 with NO_BTF.
+ * @reason:	For MISMATCH the first difference from @abi, for NO_BTF
+ *		what is wrong with the BTF, in words; "" for MATCH.
+ */
+struct kfdsync_abi_verdict {
+	u32 result;
+	int abi;
+	char reason[KFDSYNC_ABI_REASON];
+};
+
+void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
+		       const void *module, size_t module_size,
+		       struct kfdsync_abi_verdict *verdict);
+
+#endif /* KFDSYNC_ABI_H */

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/*
+ * btf_gate: the amdkfd ABI gate (kmod/kfdsync_abi.c, kmod/kfdsync_btf.c,
+ * the very files kfdsync.ko builds from) on the host.
+ *
+ * How this program works: every kernel of the committed fixtures
+ * (tests/btf/fixtures/<release>/, the BTF of Debian's packages cut down to
+ * what the gate reads by tools/btf-fixtures) and every whole BTF pair
+ * given with --real gets the verdict its amdkfd calls for: Debian's 6.1
+ * and 6.12 match the ABIs kfdsync implements, 6.16 and later (amdkfd's
+ * two-argument process lookup) do not, and the verdict names that first
+ * difference. Then the 6.12 fixture is mutated one way at a time (an
+ * argument added, a pointer to another structure, another return type,
+ * event_id moved, a probed function gone, a name twice, blobs that do not
+ * parse): each is refused with its reason. Last, random corruption must
+ * never make the walker read out of bounds (run under ASan/UBSan).
+ *
+ *   btf_gate FIXTURES_DIR [--real LABEL=DIR]... [--missing LABEL=REASON]...
+ *
+ * Output is TAP.
+ */
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/kfdsync.h>
+
+#include "kfdsync_abi.h"
+#include "tap.h"
+
+/* One base + split pair. */
+struct pair {
+	uint8_t *base;
+	size_t base_size;
+	uint8_t *split;
+	size_t split_size;
+};
+
+static uint8_t *slurp(const char *dir, const char *name, size_t *size)
+{
+	char path[4096];
+	uint8_t *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "rb");
+	if (!f)
+		tap_bail("%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	/* Room for mutations that grow the blob. */
+	buf = malloc(n + 64);
+	if (!buf || fread(buf, 1, n, f) != (size_t)n)
+		tap_bail("%s: short read", path);
+	fclose(f);
+	*size = n;
+	return buf;
+}
+
+static void pair_load(struct pair *p, const char *dir)
+{
+	p->base = slurp(dir, "vmlinux.btf", &p->base_size);
+	p->split = slurp(dir, "amdgpu.btf", &p->split_size);
+}
+
+static void pair_free(struct pair *p)
+{
+	free(p->base);
+	free(p->split);
+}
+
+static void verdict_of(const struct pair *p, struct kfdsync_abi_verdict *v)
+{
+	kfdsync_abi_check(p->base, p->base_size, p->split, p->split_size, v);
+}
+
+static const char *result_name(uint32_t result)
+{
+	switch (result) {
+	case KFDSYNC_AMDKFD_ABI_MATCH:
+		return "match";
+	case KFDSYNC_AMDKFD_ABI_MISMATCH:
+		return "mismatch";
+	case KFDSYNC_AMDKFD_ABI_NO_BTF:
+		return "no BTF";
+	default:
+		return "?";
+	}
+}
+
+static const char *abi_name(const struct kfdsync_abi_verdict *v)
+{
+	return v->abi >= 0 && v->abi < KFDSYNC_ABI_COUNT ? kfdsync_abis[v->abi].name : "-";
+}
+
+/* ---- what each kernel's amdkfd calls for ---- */
+
+#define LOOKUP_TWO_ARGS "kfd_lookup_process_by_pasid takes 2 arguments, ABI 6.12 has 1"
+
+static const struct expect {
+	const char *prefix;	/* of the kernel release */
+	uint32_t result;
+	const char *abi;
+	const char *reason;
+} expects[] = {
+	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
+	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "" },
+	{ "6.16.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+	{ "6.17.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+	{ "6.18.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+};
+
+static const struct expect *expect_of(const char *release)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(expects) / sizeof(expects[0]); i++)
+		if (!strncmp(release, expects[i].prefix, strlen(expects[i].prefix)))
+			return &expects[i];
+	return NULL;
+}
+
+static void check_kernel(const char *what, const char *release, const char *dir)
+{
+	const struct expect *e = expect_of(release);
+	struct kfdsync_abi_verdict v;
+	struct pair p;
+
+	if (!e) {
+		tap_ok(false, "%s_%s_expected (no expectation for this release: add one)",
+		       what, release);
+		return;
+	}
+	pair_load(&p, dir);
+	verdict_of(&p, &v);
+	tap_ok(v.result == e->result && !strcmp(abi_name(&v), e->abi) &&
+	       !strcmp(v.reason, e->reason),
+	       "%s_%s_verdict (%s, ABI %s, \"%s\"; want %s, ABI %s, \"%s\")", what, release,
+	       result_name(v.result), abi_name(&v), v.reason, result_name(e->result),
+	       e->abi, e->reason);
+	pair_free(&p);
+}
+
+/* Every committed fixture; and every kernel of the table has one. */
+static void check_fixtures(const char *fixtures)
+{
+	bool seen[sizeof(expects) / sizeof(expects[0])] = { false };
+	struct dirent **names;
+	char dir[4096];
+	int n, i;
+
+	n = scandir(fixtures, &names, NULL, alphasort);
+	if (n < 0)
+		tap_bail("%s: %s", fixtures, strerror(errno));
+	for (i = 0; i < n; i++) {
+		const struct expect *e = expect_of(names[i]->d_name);
+
+		if (names[i]->d_name[0] != '.' && names[i]->d_type == DT_DIR) {
+			snprintf(dir, sizeof(dir), "%s/%s", fixtures, names[i]->d_name);
+			check_kernel("fixture", names[i]->d_name, dir);
+			if (e)
+				seen[e - expects] = true;
+		}
+		free(names[i]);
+	}
+	free(names);
+	for (i = 0; i < (int)(sizeof(expects) / sizeof(expects[0])); i++)
+		tap_ok(seen[i], "fixture_present_%s (tools/btf-fixtures refresh)",
+		       expects[i].prefix);
+}
+
+/* ---- mutations of one fixture ---- */
+
+struct btf_hdr {
+	uint16_t magic;
+	uint8_t version, flags;
+	uint32_t hdr_len, type_off, type_len, str_off, str_len;
+};
+
+static struct btf_hdr *hdr(uint8_t *blob)
+{
+	return (struct btf_hdr *)blob;
+}
+
+/* A parsed view of the (mutable) split blob of @p. */
+struct view {
+	struct kfdsync_btf base, split;
+};
+
+static void view_init(struct view *w, struct pair *p)
+{
+	const char *why;
+
+	if (kfdsync_btf_init(&w->base, p->base, p->base_size, NULL, &why) ||
+	    kfdsync_btf_init(&w->split, p->split, p->split_size, &w->base, &why))
+		tap_bail("fixture does not parse: %s", why);
+}
+
+static void view_fini(struct view *w)
+{
+	kfdsync_btf_fini(&w->split);
+	kfdsync_btf_fini(&w->base);
+}
+
+/* The (writable) type @id of the split blob. */
+static struct btf_type *type_of(struct view *w, uint32_t id)
+{
+	return (struct btf_type *)kfdsync_btf_type(&w->split, id);
+}
+
+static struct btf_type *func(struct view *w, const char *name)
+{
+	unsigned int count;
+	uint32_t id = kfdsync_btf_find(&w->split, BTF_KIND_FUNC, name, &count);
+
+	if (count != 1)
+		tap_bail("fixture: %u functions %s", count, name);
+	return type_of(w, id);
+}
+
+static struct btf_type *proto(struct view *w, const char *name)
+{
+	return type_of(w, func(w, name)->type);
+}
+
+/* Mutations: each changes a fresh copy of the 6.12 pair. */
+static void add_argument(struct pair *p, struct view *w)
+{
+	struct btf_type *t = proto(w, "kfd_unref_process");
+	struct btf_param *param = (struct btf_param *)(t + 1);
+	uint8_t *end = (uint8_t *)(param + BTF_INFO_VLEN(t->info));
+	struct btf_param extra = param[0];
+
+	/* Make room for one btf_param; the strings move up by as much. */
+	memmove(end + sizeof(extra), end, p->split + p->split_size - end);
+	memcpy(end, &extra, sizeof(extra));
+	t->info++;
+	hdr(p->split)->type_len += sizeof(extra);
+	hdr(p->split)->str_off += sizeof(extra);
+	p->split_size += sizeof(extra);
+}
+
+static void pointer_to_other_struct(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "set_event_from_interrupt") + 1);
+
+	(void)p;
+	param[1].type = param[0].type;
+}
+
+static void return_void(struct pair *p, struct view *w)
+{
+	(void)p;
+	proto(w, "kfd_set_event")->type = 0;
+}
+
+static void argument_signed(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "kfd_set_event") + 1);
+
+	/* kfd_set_event's return type is an s32: its id will do. */
+	(void)p;
+	param[1].type = proto(w, "kfd_set_event")->type;
+}
+
+static struct btf_member *event_id(struct view *w)
+{
+	unsigned int count;
+	uint32_t id = kfdsync_btf_find(&w->split, BTF_KIND_STRUCT, "kfd_event", &count);
+	struct btf_type *t = type_of(w, id);
+	struct btf_member *m = (struct btf_member *)(t + 1);
+	unsigned int i;
+
+	for (i = 0; i < BTF_INFO_VLEN(t->info); i++)
+		if (!strcmp(kfdsync_btf_name(&w->split, m[i].name_off), "event_id"))
+			return &m[i];
+	tap_bail("fixture: no kfd_event.event_id");
+}
+
+static void event_id_moved(struct pair *p, struct view *w)
+{
+	(void)p;
+	event_id(w)->offset = 32;
+}
+
+static void event_id_renamed(struct pair *p, struct view *w)
+{
+	(void)p;
+	/* Point its name at another string: the struct's own. */
+	event_id(w)->name_off = func(w, "set_event")->name_off;
+}
+
+static void probed_function_gone(struct pair *p, struct view *w)
+{
+	char *name = (char *)kfdsync_btf_name(&w->split, func(w, "set_event")->name_off);
+
+	(void)p;
+	name[strlen(name) - 1] = 'X';
+}
+
+static void name_twice(struct pair *p, struct view *w)
+{
+	(void)p;
+	func(w, "kfd_mmap")->name_off = func(w, "kfd_set_event")->name_off;
+}
+
+static void type_id_out_of_range(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "kfd_lookup_process_by_pasid") + 1);
+
+	(void)p;
+	param[0].type = 0x7ffff;
+}
+
+static void truncated(struct pair *p, struct view *w)
+{
+	(void)w;
+	/* Half of the last type's bytes gone; the strings follow as before. */
+	hdr(p->split)->type_len -= 4;
+}
+
+static void bad_magic(struct pair *p, struct view *w)
+{
+	(void)w;
+	hdr(p->split)->magic = 0x9feb;
+}
+
+static void unknown_kind(struct pair *p, struct view *w)
+{
+	(void)p;
+	func(w, "kfd_mmap")->info |= 0x1fU << 24;
+}
+
+static void strings_unterminated(struct pair *p, struct view *w)
+{
+	(void)w;
+	p->split[p->split_size - 1] = 'x';
+}
+
+static void section_outside(struct pair *p, struct view *w)
+{
+	(void)w;
+	hdr(p->split)->str_len += 1000;
+}
+
+static void base_fewer_types(struct pair *p, struct view *w)
+{
+	/* The kernel's BTF keeps its first type only: amdgpu's ids move. */
+	hdr(p->base)->type_len = w->base.offsets[1];
+}
+
+static const struct mutation {
+	const char *name;
+	void (*fn)(struct pair *p, struct view *w);
+	uint32_t result;
+	const char *reason;	/* exact, or a prefix ending in ':' */
+} mutations[] = {
+	{ "argument_added", add_argument, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_unref_process takes 2 arguments, ABI 6.12 has 1" },
+	{ "pointer_to_other_struct", pointer_to_other_struct, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "set_event_from_interrupt argument 2 is struct kfd_process *, ABI 6.12 has struct kfd_event *" },
+	{ "return_type_changed", return_void, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_set_event returns void, ABI 6.12 has s32" },
+	{ "argument_signedness_changed", argument_signed, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_set_event argument 2 is s32, ABI 6.12 has u32" },
+	{ "event_id_moved", event_id_moved, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_event: event_id is u32 at bit 32, ABI 6.12 has u32 at bit 0" },
+	{ "event_id_gone", event_id_renamed, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_event has no member event_id, ABI 6.12 has" },
+	{ "probed_function_gone", probed_function_gone, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "set_event is not in amdgpu's BTF" },
+	{ "function_name_twice", name_twice, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_set_event: 2 functions of that name in amdgpu's BTF" },
+	{ "type_id_out_of_range", type_id_out_of_range, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: kfd_lookup_process_by_pasid's prototype" },
+	{ "truncated", truncated, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: a type runs past the type section" },
+	{ "bad_magic", bad_magic, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: not BTF (magic, version)" },
+	{ "unknown_kind", unknown_kind, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: a type of unknown kind" },
+	{ "strings_unterminated", strings_unterminated, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: the string section is not NUL terminated" },
+	{ "section_outside_blob", section_outside, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: a section lies outside the blob" },
+	{ "base_fewer_types", base_fewer_types, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse:" },
+};
+
+static void check_mutations(const char *dir)
+{
+	struct kfdsync_abi_verdict v;
+	size_t i;
+
+	for (i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
+		const struct mutation *m = &mutations[i];
+		struct pair p;
+		struct view w;
+		bool reason_ok;
+		size_t n;
+
+		pair_load(&p, dir);
+		view_init(&w, &p);
+		m->fn(&p, &w);
+		view_fini(&w);
+		verdict_of(&p, &v);
+		n = strlen(m->reason);
+		reason_ok = m->reason[n - 1] == ':' ? !strncmp(v.reason, m->reason, n) :
+			    !strcmp(v.reason, m->reason);
+		tap_ok(v.result == m->result && reason_ok,
+		       "mutation_%s_refused (%s, \"%s\"; want %s, \"%s\")", m->name,
+		       result_name(v.result), v.reason, result_name(m->result), m->reason);
+		pair_free(&p);
+	}
+}
+
+/* The 6.12 driver over the 6.1 kernel's BTF: ids and strings mean other things. */
+static void check_wrong_base(const char *dir61, const char *dir612)
+{
+	struct kfdsync_abi_verdict v;
+	struct pair a, b, mixed;
+
+	pair_load(&a, dir61);
+	pair_load(&b, dir612);
+	mixed = (struct pair){ a.base, a.base_size, b.split, b.split_size };
+	verdict_of(&mixed, &v);
+	tap_ok(v.result != KFDSYNC_AMDKFD_ABI_MATCH, "wrong_base_never_matches (%s, \"%s\")",
+	       result_name(v.result), v.reason);
+	pair_free(&a);
+	pair_free(&b);
+}
+
+/* Random corruption: never a crash or an out-of-bounds read (ASan). */
+static void check_corruption(const char *dir)
+{
+	unsigned int i, results[4] = { 0 };
+	struct kfdsync_abi_verdict v;
+	struct pair p, orig;
+
+	pair_load(&orig, dir);
+	srand(1);
+	for (i = 0; i < 5000; i++) {
+		unsigned int flips = 1 + rand() % 4, j;
+
+		p = orig;
+		p.split = malloc(orig.split_size);
+		memcpy(p.split, orig.split, orig.split_size);
+		for (j = 0; j < flips; j++)
+			p.split[rand() % p.split_size] ^= 1U << (rand() % 8);
+		verdict_of(&p, &v);
+		results[v.result < 4 ? v.result : 0]++;
+		free(p.split);
+	}
+	tap_ok(!results[KFDSYNC_AMDKFD_ABI_UNCHECKED],
+	       "corruption_5000_blobs_judged (%u match, %u mismatch, %u no BTF)",
+	       results[KFDSYNC_AMDKFD_ABI_MATCH], results[KFDSYNC_AMDKFD_ABI_MISMATCH],
+	       results[KFDSYNC_AMDKFD_ABI_NO_BTF]);
+	pair_free(&orig);
+}
+
+/* The fixture directory of the kernel whose release starts with @prefix. */
+static bool fixture_dir(const char *fixtures, const char *prefix, char *dir, size_t size)
+{
+	struct dirent *d;
+	bool found = false;
+	DIR *dp = opendir(fixtures);
+
+	while (dp && !found && (d = readdir(dp))) {
+		if (!strncmp(d->d_name, prefix, strlen(prefix))) {
+			snprintf(dir, size, "%s/%s", fixtures, d->d_name);
+			found = true;
+		}
+	}
+	if (dp)
+		closedir(dp);
+	return found;
+}
+
+int main(int argc, char **argv)
+{
+	char dir61[4096], dir612[4096];
+	int i;
+
+	if (argc < 2)
+		tap_bail("usage: btf_gate FIXTURES_DIR [--real LABEL=DIR]... "
+			 "[--missing LABEL=REASON]...");
+	printf("TAP version 13\n");
+	check_fixtures(argv[1]);
+	for (i = 2; i + 1 < argc; i += 2) {
+		char *eq = strchr(argv[i + 1], '=');
+
+		if (!eq)
+			tap_bail("bad argument %s", argv[i + 1]);
+		*eq = '\0';
+		if (!strcmp(argv[i], "--real"))
+			check_kernel("real", argv[i + 1], eq + 1);
+		else
+			tap_skip(eq + 1, "real_%s_verdict", argv[i + 1]);
+	}
+	if (!fixture_dir(argv[1], "6.1.", dir61, sizeof(dir61)) ||
+	    !fixture_dir(argv[1], "6.12.", dir612, sizeof(dir612)))
+		tap_bail("no 6.1 or 6.12 fixture in %s", argv[1]);
+	check_mutations(dir612);
+	check_wrong_base(dir61, dir612);
+	check_corruption(dir612);
+	printf("1..%u\n", tap_count);
+	return tap_failed ? 1 : 0;
+}
