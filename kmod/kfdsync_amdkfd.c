@@ -1,20 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kfdsync: access to amdkfd - the verified-release gate, the functions
- * kfdsync calls and the hooks it places.
+ * kfdsync: access to amdkfd - the gate, the functions kfdsync calls and
+ * the hooks it places.
  *
  * amdkfd lives in amdgpu.ko and exports nothing kfdsync needs. kfdsync
  * places kprobes on amdkfd functions and calls a few of amdkfd's global
  * functions, found by the address of a kprobe registered on them. It does
- * either only on kernel releases whose amdkfd it verified (the functions'
- * prototypes, that the static functions it probes exist and are called, not
- * inlined, and the one structure fact it relies on, below): the release list
- * is decided when the module is built (Kbuild, KFDSYNC_AMDKFD_VERIFIED). On
- * any other release, with hooks=N, or when any hook cannot be attached,
- * kfdsync attaches nothing and calls nothing of amdkfd's: userspace relays
- * signals ("relay mode"), and INFO, debugfs and the kernel log say why.
- * Hooks are all or nothing: a partial set could count a signal in the
- * kernel and again through the relay.
+ * either only when the loaded amdgpu passes the gate:
+ *
+ * - its BTF (/sys/kernel/btf/amdgpu, over the kernel's) has exactly one of
+ *   the amdkfd ABIs kfdsync implements (kfdsync_abi.h): the prototypes of
+ *   what kfdsync calls and probes, the structure fact it relies on. Not the
+ *   kernel's release: an amdgpu built out of tree or backported is judged
+ *   by what it is. kfdsync calls through pointers of those very prototypes
+ *   (a kCFI kernel checks them);
+ * - each function it calls or probes is one symbol of amdgpu's, and no
+ *   probed function has a clone (.part, .isra, .constprop: code that
+ *   bypasses the probed entry); kfd_set_event() calls set_event() and
+ *   kfd_signal_event_interrupt() calls set_event_from_interrupt() (a direct
+ *   call to the entry: that is how the CPU hook tells a CPU set, and how
+ *   the GPU hook sees an interrupt's signals). What kfdsync cannot check:
+ *   that every one of kfd_signal_event_interrupt()'s three calls reaches
+ *   the entry (one inlined copy would let some GPU signals pass unseen, to
+ *   end by the watchdog); the guest suite shows it on the kernels tested;
+ * - kprobes work: a probe on a function of kfdsync's own fires (root can
+ *   disarm every kprobe through debugfs, or stop ftrace).
+ *
+ * Otherwise, with hooks=N, or when any hook cannot be attached, kfdsync
+ * attaches nothing and calls nothing of amdkfd's: userspace relays signals
+ * ("relay mode"), and INFO, STATUS, AMDKFD_ABI, debugfs and the kernel log
+ * (once per load of amdgpu) say why. Hooks are all or nothing: a partial
+ * set could count a signal in the kernel and again through the relay.
  *
  * amdgpu may be loaded before kfdsync, after it, or come and go while
  * kfdsync is loaded: a module notifier, registered before kfdsync looks for
@@ -41,9 +57,11 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/kernel_read_file.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -53,12 +71,14 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
+#include <linux/stringify.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#include <linux/utsname.h>
+#include <linux/vmalloc.h>
 
 #include <linux/kfdsync.h>
 
+#include "kfdsync_abi.h"
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_ksym.h"
 
@@ -68,11 +88,8 @@
 /* amdkfd's mmap offset of the events area (KFD_MMAP_TYPE_EVENTS). */
 #define KFDSYNC_KFD_MMAP_EVENTS	(0x2ULL << 62)
 
-#ifdef KFDSYNC_AMDKFD_VERIFIED
-static const bool kfdsync_amdkfd_verified = true;
-#else
-static const bool kfdsync_amdkfd_verified;
-#endif
+/* Largest BTF blob kfdsync reads (Debian's are 2-6 MB). */
+#define KFDSYNC_BTF_MAX		(64 << 20)
 
 /**
  * struct kfdsync_hook - one kprobe on an amdkfd function
@@ -100,26 +117,43 @@ struct kfdsync_hook {
 
 /**
  * struct kfdsync_kfd_fns - the amdkfd functions kfdsync calls
- * @by_pasid:	kfd_lookup_process_by_pasid(pasid): a referenced process.
- * @by_mm:	kfd_lookup_process_by_mm(mm): a referenced process.
- * @unref:	kfd_unref_process(p).
- * @set_event:	kfd_set_event(p, id).
- * @pdd:	kfd_get_process_device_data(dev, p).
- * @mmap:	kfd_mmap(), only compared with a file's mmap operation.
- * @set_event_end: End of kfd_set_event's code (@set_event is the start).
+ * @kfd_lookup_process_by_pasid: A referenced process, by pasid.
+ * @kfd_lookup_process_by_mm: A referenced process, by address space.
+ * @kfd_unref_process: Drop such a reference.
+ * @kfd_set_event: Set an event, as AMDKFD_IOC_SET_EVENT does.
+ * @kfd_mmap: /dev/kfd's mmap operation: only compared, never called.
+ * @v6_1: ABI 6.1's own calls (a union with @v6_12: @abi says which is set).
+ * @v6_1.kfd_get_process_device_data: A process's data for a device.
+ * @v6_12: ABI 6.12's own calls.
+ * @v6_12.kfd_get_process_device_data: As in @v6_1.
+ * @set_event_end: The end of kfd_set_event()'s code.
+ * @abi: The ABI amdgpu has, an enum kfdsync_abi_id.
  *
- * Set under kfdsync_amdkfd_lock before the hooks attach, cleared after they
- * detach; the handlers and the callers below (which hold amdgpu) read them
- * without a lock.
+ * Typed exactly as kfdsync_abi_list.h says amdkfd defines them, which the
+ * compiler checks (kfdsync_kfd_calls[]). Set under kfdsync_amdkfd_lock
+ * before the hooks attach, cleared after they detach; the handlers and the
+ * callers below (which hold amdgpu) read them without a lock.
  */
 struct kfdsync_kfd_fns {
-	void *(*by_pasid)(u32 pasid);
-	void *(*by_mm)(const struct mm_struct *mm);
-	void (*unref)(void *p);
-	int (*set_event)(void *p, u32 id);
-	void *(*pdd)(const void *dev, const void *p);
-	const void *mmap;
+	struct kfd_process *(*kfd_lookup_process_by_pasid)(u32 pasid);
+	struct kfd_process *(*kfd_lookup_process_by_mm)(const struct mm_struct *mm);
+	void (*kfd_unref_process)(struct kfd_process *p);
+	int (*kfd_set_event)(struct kfd_process *p, u32 id);
+	int (*kfd_mmap)(struct file *file, struct vm_area_struct *vma);
+	union {
+		struct {
+			struct kfd_process_device *
+			(*kfd_get_process_device_data)(struct kfd_dev *dev,
+						       struct kfd_process *p);
+		} v6_1;
+		struct {
+			struct kfd_process_device *
+			(*kfd_get_process_device_data)(struct kfd_node *node,
+						       struct kfd_process *p);
+		} v6_12;
+	};
 	unsigned long set_event_end;
+	int abi;
 };
 
 static struct kfdsync_kfd_fns kfdsync_kfd;
@@ -137,6 +171,8 @@ static bool kfdsync_hooks_active;
 static u32 kfdsync_hooks_mask;
 static u32 kfdsync_relay_reason;
 static char kfdsync_relay_detail[64];
+/* The gate's verdict on the amdgpu loaded; under kfdsync_amdkfd_lock. */
+static struct kfdsync_abi_verdict kfdsync_verdict;
 
 static void kfdsync_hook_hit(struct kfdsync_hook *hook)
 {
@@ -178,7 +214,7 @@ static int kfdsync_hook_cpu(struct kprobe *kp, struct pt_regs *regs)
 {
 	const u32 *ev = (const u32 *)regs_get_kernel_argument(regs, 0);
 	unsigned long caller = regs_get_kernel_stack_nth(regs, 0);
-	unsigned long start = (unsigned long)kfdsync_kfd.set_event;
+	unsigned long start = (unsigned long)kfdsync_kfd.kfd_set_event;
 
 	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_CPU]);
 	if (caller > start && caller < kfdsync_kfd.set_event_end &&
@@ -213,12 +249,12 @@ NOKPROBE_SYMBOL(kfdsync_hook_free);
 /* The process of @pasid, reported with @error. */
 static void kfdsync_pasid_error(u32 pasid, int error)
 {
-	void *p = kfdsync_kfd.by_pasid(pasid);
+	struct kfd_process *p = kfdsync_kfd.kfd_lookup_process_by_pasid(pasid);
 
 	if (!p)
 		return;
 	kfdsync_ops->process_error(p, error);
-	kfdsync_kfd.unref(p);
+	kfdsync_kfd.kfd_unref_process(p);
 }
 
 /* void kfd_signal_hw_exception_event(u32 pasid) */
@@ -308,37 +344,255 @@ static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Find every function kfdsync calls; false (and a reason) if one is missing. */
-static bool kfdsync_kfd_resolve(void)
+/*
+ * An amdkfd function kfdsync calls: its name, the ABI it is for (-1: every
+ * one), and its pointer in kfdsync_kfd.
+ */
+struct kfdsync_kfd_call {
+	const char *name;
+	int abi;
+	void **slot;
+};
+
+/* @fn's pointer, which must have the type of r(*)(...): a build error if not. */
+#define KFDSYNC_KFD_SLOT(fn, r, ...)					\
+	((void **)&(fn) + BUILD_BUG_ON_ZERO(!__builtin_types_compatible_p( \
+		typeof(fn), r(*)(__VA_ARGS__))))
+#define KFDSYNC_KFD_CALL(member, abi_id, fname, r, ...)		\
+	{ .name = fname, .abi = abi_id,					\
+	  .slot = KFDSYNC_KFD_SLOT(kfdsync_kfd.member, r, __VA_ARGS__) },
+#define KFDSYNC_KFD_COMMON(f, ...) \
+	KFDSYNC_KFD_CALL(f, -1, __stringify(f), __VA_ARGS__)
+#define KFDSYNC_KFD_6_1(f, ...) \
+	KFDSYNC_KFD_CALL(v6_1.f, KFDSYNC_ABI_ID_6_1, __stringify(f), __VA_ARGS__)
+#define KFDSYNC_KFD_6_12(f, ...) \
+	KFDSYNC_KFD_CALL(v6_12.f, KFDSYNC_ABI_ID_6_12, __stringify(f), __VA_ARGS__)
+
+static const struct kfdsync_kfd_call kfdsync_kfd_calls[] = {
+#define KFDSYNC_CALL		KFDSYNC_KFD_COMMON
+#define KFDSYNC_CALL_6_1	KFDSYNC_KFD_6_1
+#define KFDSYNC_CALL_6_12	KFDSYNC_KFD_6_12
+#include "kfdsync_abi_list.h"
+};
+
+/* The gate's verdict when nothing was checked, with why. */
+static void kfdsync_verdict_unchecked(const char *why)
 {
-	static const char *const names[] = {
-		"kfd_lookup_process_by_pasid", "kfd_lookup_process_by_mm",
-		"kfd_unref_process", "kfd_set_event",
-		"kfd_get_process_device_data", "kfd_mmap",
-	};
-	void *addr[ARRAY_SIZE(names)];
-	unsigned long set_event_end = 0;
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	memset(&kfdsync_verdict, 0, sizeof(kfdsync_verdict));
+	kfdsync_verdict.result = KFDSYNC_AMDKFD_ABI_UNCHECKED;
+	kfdsync_verdict.abi = -1;
+	strscpy(kfdsync_verdict.reason, why, sizeof(kfdsync_verdict.reason));
+}
+
+/*
+ * /sys/kernel/btf/@name, read from the init namespace's root (whoever
+ * loads amdgpu, in whatever mount namespace): a vmalloc()ed copy in *@buf.
+ */
+static ssize_t kfdsync_btf_read(const char *name, void **buf)
+{
+	char path[MODULE_NAME_LEN + 24];
+
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", name);
+	*buf = NULL;
+	return kernel_read_file_from_path_initns(path, 0, buf, KFDSYNC_BTF_MAX,
+						 NULL, READING_UNKNOWN);
+}
+
+/* The gate: which amdkfd ABI @mod's BTF has, into kfdsync_verdict. */
+static void kfdsync_amdkfd_judge(struct module *mod)
+{
+	void *vmlinux = NULL, *btf = NULL;
+	const char *what = "vmlinux";
+	ssize_t vmlinux_size, size;
+
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	vmlinux_size = kfdsync_btf_read(what, &vmlinux);
+	size = vmlinux_size;
+	if (size >= 0) {
+		what = module_name(mod);
+		size = kfdsync_btf_read(what, &btf);
+	}
+	if (size >= 0) {
+		kfdsync_abi_check(vmlinux, vmlinux_size, btf, size,
+				  &kfdsync_verdict);
+	} else {
+		memset(&kfdsync_verdict, 0, sizeof(kfdsync_verdict));
+		kfdsync_verdict.result = KFDSYNC_AMDKFD_ABI_NO_BTF;
+		kfdsync_verdict.abi = -1;
+		snprintf(kfdsync_verdict.reason, sizeof(kfdsync_verdict.reason),
+			 size == -ENOENT ? "no BTF: /sys/kernel/btf/%s does not exist" :
+			 "no BTF: /sys/kernel/btf/%s: error %zd", what, size);
+	}
+	vfree(btf);
+	vfree(vmlinux);
+}
+
+/*
+ * Whether @fn of ABI @abi is one text symbol of @mod and, if kfdsync probes
+ * it, has no clone: fn.part.N, fn.isra.N, fn.constprop.N and the like are
+ * copies of (parts of) fn that callers may call instead of fn's entry (a
+ * probe there would miss them); fn.cold is fn's own unlikely code, reached
+ * from fn.
+ */
+static bool kfdsync_kfd_symbol_ok(struct module *mod,
+				  const struct kfdsync_abi_fn *fn)
+{
+	size_t len = strlen(fn->name);
+	unsigned int exact = 0, clones = 0;
+	const struct mod_kallsyms *ks;
+	unsigned int i;
+
+	preempt_disable();
+	ks = rcu_dereference_sched(mod->kallsyms);
+	for (i = 0; i < ks->num_symtab; i++) {
+		const char *name = ks->strtab + ks->symtab[i].st_name;
+
+		if (tolower(ks->typetab[i]) != 't' || strncmp(name, fn->name, len))
+			continue;
+		if (!name[len])
+			exact++;
+		else if (name[len] == '.' && strcmp(name + len, ".cold"))
+			clones++;
+	}
+	preempt_enable();
+	if (exact != 1) {
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
+				  "%u functions %s in amdgpu", exact, fn->name);
+		return false;
+	}
+	if (fn->probed && clones) {
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
+				  "%s has %u clone%s in amdgpu", fn->name,
+				  clones, clones == 1 ? "" : "s");
+		return false;
+	}
+	return true;
+}
+
+/* Whether the code [@start, @end) calls @fn's entry directly (x86-64). */
+static bool kfdsync_code_calls(unsigned long start, unsigned long end,
+			       unsigned long fn)
+{
+	unsigned long ip, dest;
+	u8 insn[5];
+	s32 rel;
+
+	for (ip = start; ip + sizeof(insn) <= end; ip++) {
+		if (copy_from_kernel_nofault(insn, (void *)ip, sizeof(insn)) ||
+		    insn[0] != 0xe8)
+			continue;
+		memcpy(&rel, insn + 1, sizeof(rel));
+		dest = ip + sizeof(insn) + rel;
+		/*
+		 * A call aims at the entry, at a call-depth-tracking thunk in
+		 * the padding before it, or past its ENDBR (IBT).
+		 */
+		if (dest + 32 >= fn && dest <= fn + 4)
+			return true;
+	}
+	return false;
+}
+
+/* Whether amdkfd's @caller calls @callee's entry; the relay reason if not. */
+static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
+				unsigned long *caller_end)
+{
+	unsigned long start, end, fn;
+
+	start = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, caller, &end);
+	fn = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, callee, NULL);
+	if (!start || !fn) {
+		kfdsync_set_relay(KFDSYNC_RELAY_MISSING, "amdkfd's %s not found",
+				  start ? callee : caller);
+		return false;
+	}
+	if (!IS_ENABLED(CONFIG_X86_64) || !kfdsync_code_calls(start, end, fn)) {
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED, "%s does not call %s",
+				  caller, callee);
+		return false;
+	}
+	if (caller_end)
+		*caller_end = end;
+	return true;
+}
+
+/*
+ * Find every function kfdsync calls, and check the code of amdgpu (@mod)
+ * as far as kfdsync relies on it; false (and a reason) if something is
+ * amiss.
+ */
+static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
+{
+	const struct kfdsync_abi *abi = &kfdsync_abis[abi_id];
+	unsigned long set_event_end;
 	unsigned int i;
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		addr[i] = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, names[i],
-					      i == 3 ? &set_event_end : NULL);
-		if (!addr[i]) {
+	for (i = 0; i < abi->nr_fns; i++)
+		if (!kfdsync_kfd_symbol_ok(mod, &abi->fns[i]))
+			return false;
+	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", &set_event_end) ||
+	    !kfdsync_kfd_reaches("kfd_signal_event_interrupt",
+				 "set_event_from_interrupt", NULL))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
+		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
+		void *fn;
+
+		if (call->abi >= 0 && call->abi != abi_id)
+			continue;
+		fn = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, call->name, NULL);
+		if (!fn) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
-					  "amdkfd's %s not found", names[i]);
+					  "amdkfd's %s not found", call->name);
 			return false;
 		}
+		*call->slot = fn;
 	}
-	kfdsync_kfd.by_pasid = addr[0];
-	kfdsync_kfd.by_mm = addr[1];
-	kfdsync_kfd.unref = addr[2];
-	kfdsync_kfd.set_event = addr[3];
 	kfdsync_kfd.set_event_end = set_event_end;
-	kfdsync_kfd.pdd = addr[4];
-	kfdsync_kfd.mmap = addr[5];
+	kfdsync_kfd.abi = abi_id;
 	return true;
+}
+
+/* A function of kfdsync's own, probed to see that kprobes work. */
+static noinline void kfdsync_kprobe_canary(void)
+{
+	asm volatile ("");
+}
+
+static atomic_t kfdsync_canary_hits;
+
+static int kfdsync_canary_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	atomic_inc(&kfdsync_canary_hits);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_canary_pre);
+
+/*
+ * Whether kprobes fire at all: root can disarm every kprobe
+ * (/sys/kernel/debug/kprobes/enabled) or stop ftrace (kernel.ftrace_enabled),
+ * and a kprobe registered then is accepted but never runs.
+ */
+static bool kfdsync_kprobes_work(void)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)kfdsync_kprobe_canary,
+		.pre_handler = kfdsync_canary_pre,
+	};
+	int before;
+
+	if (register_kprobe(&kp))
+		return false;
+	before = atomic_read(&kfdsync_canary_hits);
+	kfdsync_kprobe_canary();
+	unregister_kprobe(&kp);
+	return atomic_read(&kfdsync_canary_hits) != before;
 }
 
 static void kfdsync_hook_detach(struct kfdsync_hook *hook)
@@ -398,9 +652,10 @@ static void kfdsync_hooks_detach_all(void)
 	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
 }
 
-/* amdgpu (@mod) is live: attach every hook, or none. */
+/* amdgpu (@mod) is live: judge it, then attach every hook, or none. */
 static void kfdsync_amdkfd_arrived(struct module *mod)
 {
+	const char *why;
 	u32 mask = 0;
 	unsigned int i;
 
@@ -411,18 +666,37 @@ static void kfdsync_amdkfd_arrived(struct module *mod)
 	if (kfdsync_hooks_active)
 		return;
 	if (!kfdsync_hooks_enabled) {
+		kfdsync_verdict_unchecked("hooks=N");
 		kfdsync_set_relay(KFDSYNC_RELAY_FORCED, "hooks=N");
 		return;
 	}
-	if (!kfdsync_amdkfd_verified || kfdsync_assume_unverified) {
-		kfdsync_set_relay(KFDSYNC_RELAY_UNVERIFIED,
-				  "amdkfd of Linux %s is not verified",
-				  init_utsname()->release);
-		pr_info("%s: relay mode\n", kfdsync_relay_detail);
-		return;
-	}
-	if (!kfdsync_kfd_resolve())
+	kfdsync_amdkfd_judge(mod);
+	why = kfdsync_verdict.reason;
+	if (kfdsync_verdict.result == KFDSYNC_AMDKFD_ABI_NO_BTF) {
+		kfdsync_set_relay(KFDSYNC_RELAY_NO_BTF, "%s", why);
 		goto fail;
+	}
+	if (kfdsync_verdict.result != KFDSYNC_AMDKFD_ABI_MATCH) {
+		kfdsync_set_relay(KFDSYNC_RELAY_UNVERIFIED, "%s", why);
+		goto fail;
+	}
+	why = kfdsync_relay_detail;
+	if (kfdsync_assume_unverified) {
+		kfdsync_set_relay(KFDSYNC_RELAY_UNVERIFIED, "assume_unverified=Y");
+		goto fail;
+	}
+	if (!IS_ENABLED(CONFIG_X86_64)) {
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
+				  "hooks are for x86-64 only");
+		goto fail;
+	}
+	if (!kfdsync_kfd_resolve(mod, kfdsync_verdict.abi))
+		goto fail;
+	if (!kfdsync_kprobes_work()) {
+		kfdsync_set_relay(KFDSYNC_RELAY_KPROBES_OFF,
+				  "kprobes do not fire (disarmed, or ftrace off)");
+		goto fail;
+	}
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
 		if (kfdsync_hook_attach(&kfdsync_hooks[i]))
 			goto fail;
@@ -432,11 +706,13 @@ static void kfdsync_amdkfd_arrived(struct module *mod)
 	kfdsync_set_relay(0, "%s", "");
 	/* Pairs with kfdsync_amdkfd_enter(): the functions are set. */
 	smp_store_release(&kfdsync_hooks_active, true);
-	pr_info("amdkfd hooks attached: %#x\n", mask);
+	pr_info("amdkfd ABI %s: hooks attached: %#x\n",
+		kfdsync_abis[kfdsync_verdict.abi].name, mask);
 	return;
 
 fail:
-	pr_info("%s: no hooks, relay mode\n", kfdsync_relay_detail);
+	/* The whole reason, once per load of amdgpu (the detail is cut). */
+	pr_info("%s: no hooks, relay mode\n", why);
 	kfdsync_hooks_detach_all();
 }
 
@@ -450,6 +726,7 @@ static void kfdsync_amdkfd_gone(void)
 	kfdsync_hooks_detach_all();
 	WRITE_ONCE(kfdsync_amdgpu_mod, NULL);
 	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
+	kfdsync_verdict_unchecked("amdgpu not loaded");
 	kfdsync_ops->gone();
 }
 
@@ -500,11 +777,11 @@ static struct module *kfdsync_amdkfd_enter(void)
 void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
 {
 	struct module *amdgpu = kfdsync_amdkfd_enter();
-	void *p;
+	struct kfd_process *p;
 
 	if (!amdgpu)
 		return NULL;
-	p = kfdsync_kfd.by_mm(mm);
+	p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
 	if (!p)
 		module_put(amdgpu);
 	/* With a process, amdgpu stays held until the put. */
@@ -517,7 +794,7 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
  */
 void kfdsync_amdkfd_process_put(void *kp)
 {
-	kfdsync_kfd.unref(kp);
+	kfdsync_kfd.kfd_unref_process(kp);
 	/* Held since the get: amdgpu cannot have gone. */
 	module_put(kfdsync_amdgpu_mod);
 }
@@ -538,13 +815,17 @@ void kfdsync_amdkfd_process_put(void *kp)
 bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 				 const void *kdev)
 {
-	void *p = kfdsync_kfd.by_mm(mm);
-	bool uses;
+	struct kfd_process *p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
+	bool uses = false;
 
 	if (!p)
 		return false;
-	uses = p == kp && kfdsync_kfd.pdd(kdev, p);
-	kfdsync_kfd.unref(p);
+	/* The device's type is the ABI's: kfd_dev (6.1) or kfd_node. */
+	if (p == kp && kfdsync_kfd.abi == KFDSYNC_ABI_ID_6_1)
+		uses = kfdsync_kfd.v6_1.kfd_get_process_device_data((struct kfd_dev *)kdev, p);
+	else if (p == kp)
+		uses = kfdsync_kfd.v6_12.kfd_get_process_device_data((struct kfd_node *)kdev, p);
+	kfdsync_kfd.kfd_unref_process(p);
 	return uses;
 }
 
@@ -570,9 +851,9 @@ bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma)
 	    vma->vm_pgoff != KFDSYNC_KFD_MMAP_EVENTS >> PAGE_SHIFT ||
 	    !(vma->vm_flags & VM_PFNMAP))
 		return false;
-	/* Acquire: kfdsync_kfd.mmap is set once the hooks are active. */
+	/* Acquire: kfdsync_kfd.kfd_mmap is set once the hooks are active. */
 	if (smp_load_acquire(&kfdsync_hooks_active))
-		return (const void *)file->f_op->mmap == kfdsync_kfd.mmap;
+		return file->f_op->mmap == kfdsync_kfd.kfd_mmap;
 	owner = file->f_op->owner;
 	return owner && !strcmp(module_name(owner), KFDSYNC_AMDGPU);
 }
@@ -594,14 +875,14 @@ bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma)
 int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 {
 	struct mm_struct *borrowed = NULL;
+	struct kfd_process *p;
 	struct module *amdgpu;
-	void *p;
 	int ret;
 
 	amdgpu = kfdsync_amdkfd_enter();
 	if (!amdgpu)
 		return -EOPNOTSUPP;
-	p = kfdsync_kfd.by_mm(mm);
+	p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
 	if (!p) {
 		ret = -ESRCH;
 		goto out_put;
@@ -618,13 +899,18 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 		borrowed = (struct mm_struct *)mm;
 		kthread_use_mm(borrowed);
 	}
-	ret = kfdsync_kfd.set_event(p, id);
+	ret = kfdsync_kfd.kfd_set_event(p, id);
 	if (borrowed) {
 		kthread_unuse_mm(borrowed);
-		mmput(borrowed);
+		/*
+		 * Not mmput(): if the owner exited meanwhile this is the last
+		 * reference, and a whole exit_mmap() (amdkfd's teardown of
+		 * the process included) must not run on kfdsync's worker.
+		 */
+		mmput_async(borrowed);
 	}
 out_unref:
-	kfdsync_kfd.unref(p);
+	kfdsync_kfd.kfd_unref_process(p);
 out_put:
 	module_put(amdgpu);
 	return ret;
@@ -685,6 +971,40 @@ void kfdsync_amdkfd_state(struct kfdsync_amdkfd_state *state)
 }
 
 /**
+ * kfdsync_amdkfd_abi() - the gate's verdict on the loaded amdgpu
+ * @abi: out: the verdict, in the uAPI's terms
+ */
+void kfdsync_amdkfd_abi(struct kfdsync_amdkfd_abi *abi)
+{
+	const struct kfdsync_abi_verdict *v = &kfdsync_verdict;
+
+	memset(abi, 0, sizeof(*abi));
+	kfdsync_amdkfd_abi_names(abi->implemented, sizeof(abi->implemented));
+	mutex_lock(&kfdsync_amdkfd_lock);
+	abi->verdict = v->result;
+	if (v->abi >= 0 && v->abi < KFDSYNC_ABI_COUNT)
+		strscpy(abi->abi, kfdsync_abis[v->abi].name, sizeof(abi->abi));
+	strscpy(abi->reason, v->reason, sizeof(abi->reason));
+	mutex_unlock(&kfdsync_amdkfd_lock);
+}
+
+/**
+ * kfdsync_amdkfd_abi_names() - the amdkfd ABIs kfdsync implements
+ * @buf: out: their names, space-separated
+ * @size: size of @buf
+ */
+void kfdsync_amdkfd_abi_names(char *buf, size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < KFDSYNC_ABI_COUNT && len < size; i++)
+		len += scnprintf(buf + len, size - len, "%s%s", i ? " " : "",
+				 kfdsync_abis[i].name);
+}
+
+/**
  * kfdsync_amdkfd_active() - are the hooks the source of signals?
  *
  * Return: true while every hook is attached; a snapshot.
@@ -737,7 +1057,7 @@ DEFINE_SHOW_ATTRIBUTE(kfdsync_hooks_debugfs);
  * kfdsync_amdkfd_init() - follow amdgpu and attach the hooks when it is live
  * @ops: the callbacks of the hooks (must stay valid until exit)
  * @enable: attach hooks at all; false forces relay mode
- * @assume_unverified: treat this kernel's amdkfd as unverified (tests)
+ * @assume_unverified: attach no hook even when amdgpu passes the gate (tests)
  * @fail_hook: the name of a hook whose attach is made to fail (tests), or
  *	       NULL
  * @debugfs_root: kfdsync's debugfs directory, for the "hooks" file
@@ -764,6 +1084,7 @@ int kfdsync_amdkfd_init(const struct kfdsync_amdkfd_ops *ops, bool enable,
 
 	mutex_lock(&kfdsync_amdkfd_lock);
 	kfdsync_set_relay(KFDSYNC_RELAY_NO_AMDGPU, "amdgpu not loaded");
+	kfdsync_verdict_unchecked("amdgpu not loaded");
 	amdgpu = kfdsync_ksym_module_get(KFDSYNC_AMDGPU);
 	if (amdgpu) {
 		kfdsync_amdkfd_arrived(amdgpu);

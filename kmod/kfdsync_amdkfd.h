@@ -3,13 +3,13 @@
  * kfdsync: access to amdkfd (inside amdgpu.ko), the bottom of the module.
  *
  * Everything kfdsync knows about amdkfd's internals is behind this header:
- * which kernel releases' amdkfd it verified, the functions it calls and the
- * kprobes ("hooks") it places. The layer above registers &struct
+ * the gate (which amdkfd ABI the loaded amdgpu has, kfdsync_abi.h), the
+ * functions it calls and the kprobes ("hooks") it places. The layer above registers &struct
  * kfdsync_amdkfd_ops and is called back from the hooks; it never sees a
  * kprobe or an amdkfd symbol.
  *
  * amdkfd objects are opaque here: a "kp" is a struct kfd_process pointer,
- * a "kdev" a struct kfd_dev (6.1) or kfd_node (6.12) pointer.
+ * a "kdev" a struct kfd_dev (ABI 6.1) or kfd_node (ABI 6.12) pointer.
  */
 
 #ifndef KFDSYNC_AMDKFD_H
@@ -18,6 +18,7 @@
 #include <linux/types.h>
 
 struct dentry;
+struct kfdsync_amdkfd_abi;
 struct mm_struct;
 struct vm_area_struct;
 
@@ -80,6 +81,8 @@ int kfdsync_amdkfd_init(const struct kfdsync_amdkfd_ops *ops, bool enable,
 void kfdsync_amdkfd_exit(void);
 void kfdsync_amdkfd_state(struct kfdsync_amdkfd_state *state);
 bool kfdsync_amdkfd_active(void);
+void kfdsync_amdkfd_abi(struct kfdsync_amdkfd_abi *abi);
+void kfdsync_amdkfd_abi_names(char *buf, size_t size);
 u32 kfdsync_amdkfd_supported(void);
 
 void *kfdsync_amdkfd_process_get(const struct mm_struct *mm);

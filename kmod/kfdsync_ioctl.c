@@ -48,6 +48,7 @@ union kfdsync_ioctl_args {
 	struct kfdsync_import import;
 	struct kfdsync_export_condition cond;
 	struct kfdsync_status status;
+	struct kfdsync_amdkfd_abi abi;
 };
 
 static int kfdsync_check_info(const void *data)
@@ -125,8 +126,21 @@ static int kfdsync_ioctl_status(struct kfdsync_ctx *ctx, void *data,
 	status->max_timelines = tl.max_timelines;
 	strscpy(status->detail, st.active ? "" : st.detail,
 		sizeof(status->detail));
-	strscpy(status->verified, KFDSYNC_AMDKFD_VERIFIED_TEXT,
-		sizeof(status->verified));
+	kfdsync_amdkfd_abi_names(status->verified, sizeof(status->verified));
+	return 0;
+}
+
+static int kfdsync_check_amdkfd_abi(const void *data)
+{
+	const struct kfdsync_amdkfd_abi *args = data;
+
+	return args->flags || args->pad ? -EINVAL : 0;
+}
+
+static int kfdsync_ioctl_amdkfd_abi(struct kfdsync_ctx *ctx, void *data,
+				    void __user *uarg)
+{
+	kfdsync_amdkfd_abi(data);
 	return 0;
 }
 
@@ -388,6 +402,8 @@ static const struct kfdsync_ioctl_desc kfdsync_ioctls[] = {
 			  kfdsync_ioctl_status, KFDSYNC_IOCTL_COPY_OUT),
 	KFDSYNC_IOCTL_DEF(RELAY_SIGNALS, kfdsync_check_relays,
 			  kfdsync_ioctl_relay_signals, KFDSYNC_IOCTL_OWNER),
+	KFDSYNC_IOCTL_DEF(AMDKFD_ABI, kfdsync_check_amdkfd_abi,
+			  kfdsync_ioctl_amdkfd_abi, KFDSYNC_IOCTL_COPY_OUT),
 };
 
 /**
@@ -415,7 +431,7 @@ long kfdsync_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	desc = &kfdsync_ioctls[nr];
 	if (!desc->func || desc->cmd != cmd)
 		return -ENOTTY;
-	BUILD_BUG_ON(sizeof(args) < sizeof(struct kfdsync_status));
+	BUILD_BUG_ON(sizeof(args) < sizeof(struct kfdsync_amdkfd_abi));
 
 	if (copy_from_user(&args, uarg, _IOC_SIZE(cmd)))
 		return -EFAULT;

@@ -136,10 +136,10 @@
  *	The module parameter hooks=N forces relay mode: kfdsync attaches no
  *	hooks, even when amdgpu is loaded, and userspace must relay signals.
  * KFDSYNC_INFO_AMDKFD_UNVERIFIED:
- *	kfdsync has not verified the amdkfd of this kernel release (the
- *	prototypes of the functions it calls and probes): it attaches nothing
- *	and calls nothing of amdkfd's; relay mode. KFDSYNC_IOCTL_STATUS says
- *	which releases the module knows.
+ *	The loaded amdgpu.ko's BTF matches no amdkfd ABI kfdsync implements,
+ *	or it has no BTF kfdsync can read (see "amdkfd ABI verdicts"): it
+ *	attaches nothing and calls nothing of amdkfd's; relay mode.
+ *	KFDSYNC_IOCTL_AMDKFD_ABI says why.
  */
 #define KFDSYNC_INFO_AMDKFD_PRESENT	0x01U
 #define KFDSYNC_INFO_RELAY_FORCED	0x02U
@@ -796,18 +796,33 @@ struct kfdsync_export_condition {
  *
  * KFDSYNC_RELAY_FORCED:	the module parameter hooks=N.
  * KFDSYNC_RELAY_NO_AMDGPU:	amdgpu.ko is not loaded.
- * KFDSYNC_RELAY_UNVERIFIED:	kfdsync has not verified this kernel's
- *				amdkfd (or assume_unverified=Y).
+ * KFDSYNC_RELAY_UNVERIFIED:	the loaded amdgpu.ko's BTF matches no
+ *				amdkfd ABI kfdsync implements (or
+ *				assume_unverified=Y).
  * KFDSYNC_RELAY_MISSING:	an amdkfd function kfdsync calls or probes
  *				was not found, or a hook did not attach.
  * KFDSYNC_RELAY_NOT_FTRACE:	a hook would not be ftrace-based (its
  *				handler would run in NMI-like context).
+ * KFDSYNC_RELAY_NO_BTF:	amdgpu.ko has no BTF kfdsync can read, or it
+ *				does not parse.
+ * KFDSYNC_RELAY_INLINED:	a function kfdsync probes is also compiled
+ *				elsewhere (a .part/.isra/.constprop/.cold
+ *				clone, or a second function of its name), or
+ *				a call kfdsync relies on does not reach it:
+ *				some signals would pass unseen.
+ * KFDSYNC_RELAY_KPROBES_OFF:	kprobes are disabled system-wide
+ *				(/sys/kernel/debug/kprobes/enabled).
+ *
+ * KFDSYNC_IOCTL_AMDKFD_ABI has the gate's whole verdict.
  */
 #define KFDSYNC_RELAY_FORCED		1U
 #define KFDSYNC_RELAY_NO_AMDGPU		2U
 #define KFDSYNC_RELAY_UNVERIFIED	3U
 #define KFDSYNC_RELAY_MISSING		4U
 #define KFDSYNC_RELAY_NOT_FTRACE	5U
+#define KFDSYNC_RELAY_NO_BTF		6U
+#define KFDSYNC_RELAY_INLINED		7U
+#define KFDSYNC_RELAY_KPROBES_OFF	8U
 
 /* Size of &kfdsync_status's strings, NUL included. */
 #define KFDSYNC_STATUS_TEXT_LEN		64
@@ -835,9 +850,11 @@ struct kfdsync_export_condition {
  * @max_user_fences:	Out: see above.
  * @max_contexts:	Out: open contexts, system-wide.
  * @max_timelines:	Out: open CPU timelines, system-wide.
- * @detail:		Out: why relay mode, in words ("" with the hooks).
- * @verified:		Out: the kernel releases (major.minor) whose amdkfd
- *			this module verified, space-separated.
+ * @detail:		Out: why relay mode, in words ("" with the hooks),
+ *			cut to fit (KFDSYNC_IOCTL_AMDKFD_ABI has it whole).
+ * @verified:		Out: the amdkfd ABIs this module implements, by
+ *			name, space-separated (as
+ *			&kfdsync_amdkfd_abi.implemented).
  */
 struct kfdsync_status {
 	__u32 flags;
@@ -873,5 +890,86 @@ struct kfdsync_status {
  */
 #define KFDSYNC_IOCTL_STATUS \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x09, struct kfdsync_status)
+
+/**
+ * DOC: amdkfd ABI verdicts
+ *
+ * kfdsync calls amdkfd functions and reads the arguments of the functions
+ * it probes, so it attaches its hooks only to an amdgpu.ko whose amdkfd has
+ * exactly one of the ABIs kfdsync implements: the prototype of every
+ * function it calls or probes (argument count; each argument's and the
+ * return value's kind and size; the names of the structures pointed to)
+ * and the structure facts it relies on, as the loaded module's own BTF
+ * states them (/sys/kernel/btf/amdgpu over /sys/kernel/btf/vmlinux, read
+ * by the kernel from the init namespace's sysfs when amdgpu becomes live;
+ * only root can change what is there). The kernel's release does not
+ * matter: an out-of-tree amdgpu (ROCm's amdgpu-dkms) is judged by its BTF
+ * like Debian's own. An ABI is named after the first kernel kfdsync was
+ * tested on with it ("6.1", "6.12").
+ *
+ * Values of &kfdsync_amdkfd_abi.verdict:
+ *
+ * KFDSYNC_AMDKFD_ABI_UNCHECKED:
+ *	Nothing was checked: amdgpu.ko is not loaded, or hooks=N.
+ * KFDSYNC_AMDKFD_ABI_MATCH:
+ *	The BTF matches ABI &kfdsync_amdkfd_abi.abi exactly. The hooks attach
+ *	unless something else stops them (&kfdsync_status.relay_reason).
+ * KFDSYNC_AMDKFD_ABI_MISMATCH:
+ *	It matches no ABI kfdsync implements: relay mode. @abi names the
+ *	closest one, @reason the first difference from it, e.g.
+ *	"kfd_lookup_process_by_pasid takes 2 arguments, ABI 6.12 has 1".
+ * KFDSYNC_AMDKFD_ABI_NO_BTF:
+ *	amdgpu.ko has no BTF kfdsync could read (a kernel without
+ *	CONFIG_DEBUG_INFO_BTF_MODULES, a module built without it), or it does
+ *	not parse: relay mode; @reason says which.
+ */
+#define KFDSYNC_AMDKFD_ABI_UNCHECKED	0U
+#define KFDSYNC_AMDKFD_ABI_MATCH	1U
+#define KFDSYNC_AMDKFD_ABI_MISMATCH	2U
+#define KFDSYNC_AMDKFD_ABI_NO_BTF	3U
+
+/* Sizes of &kfdsync_amdkfd_abi's strings, NUL included. */
+#define KFDSYNC_AMDKFD_ABI_NAME_LEN	16
+#define KFDSYNC_AMDKFD_ABI_LIST_LEN	64
+#define KFDSYNC_AMDKFD_ABI_REASON_LEN	192
+
+/**
+ * struct kfdsync_amdkfd_abi - the gate's verdict on the loaded amdgpu,
+ *			       argument of KFDSYNC_IOCTL_AMDKFD_ABI
+ * @flags:		In: must be 0.
+ * @pad:		In: must be 0.
+ * @verdict:		Out: KFDSYNC_AMDKFD_ABI_*.
+ * @pad2:		Out: 0.
+ * @abi:		Out: the ABI matched (MATCH) or the closest one
+ *			(MISMATCH); "" otherwise.
+ * @implemented:	Out: the ABIs this module implements, space-separated.
+ * @reason:		Out: MISMATCH: the first difference; NO_BTF: what
+ *			is wrong; UNCHECKED: why nothing was checked; ""
+ *			for MATCH.
+ */
+struct kfdsync_amdkfd_abi {
+	__u32 flags;
+	__u32 pad;
+	__u32 verdict;
+	__u32 pad2;
+	char abi[KFDSYNC_AMDKFD_ABI_NAME_LEN];
+	char implemented[KFDSYNC_AMDKFD_ABI_LIST_LEN];
+	char reason[KFDSYNC_AMDKFD_ABI_REASON_LEN];
+};
+
+/**
+ * DOC: KFDSYNC_IOCTL_AMDKFD_ABI - the gate's verdict on the loaded amdgpu
+ *
+ * Any process that can open /dev/kfdsync may call it. The verdict is made
+ * once per load of amdgpu.ko (and when kfdsync loads after it).
+ *
+ * Return: 0, or -1 with errno:
+ *
+ * - EFAULT: the argument is not readable and writable memory.
+ * - EINVAL: &kfdsync_amdkfd_abi.flags or &kfdsync_amdkfd_abi.pad is not
+ *   zero.
+ */
+#define KFDSYNC_IOCTL_AMDKFD_ABI \
+	_IOWR(KFDSYNC_IOCTL_BASE, 0x0b, struct kfdsync_amdkfd_abi)
 
 #endif /* _UAPI_LINUX_KFDSYNC_H */
