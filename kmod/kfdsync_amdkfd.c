@@ -59,9 +59,10 @@
 
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
+#include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/kernel.h>
-#include <linux/kernel_read_file.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -70,6 +71,7 @@
 #include <linux/ptrace.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/stringify.h>
 #include <linux/string.h>
@@ -389,15 +391,55 @@ static void kfdsync_verdict_unchecked(const char *why)
 /*
  * /sys/kernel/btf/@name, read from the init namespace's root (whoever
  * loads amdgpu, in whatever mount namespace): a vmalloc()ed copy in *@buf.
+ * Not kernel_read_file(): its LSM hook knows no "BTF" kind of file, and
+ * IPE warns on the unknown one.
  */
 static ssize_t kfdsync_btf_read(const char *name, void **buf)
 {
 	char path[MODULE_NAME_LEN + 24];
+	struct path __maybe_unused root;
+	struct file *file;
+	loff_t size, pos = 0;
+	ssize_t n = 0;
 
-	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", name);
 	*buf = NULL;
-	return kernel_read_file_from_path_initns(path, 0, buf, KFDSYNC_BTF_MAX,
-						 NULL, READING_UNKNOWN);
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", name);
+#ifdef KFDSYNC_HAVE_SCOPED_INIT_FS
+	/* 7.x: init_task's root is nullfs; userspace's init has its own. */
+	scoped_with_init_fs()
+		file = filp_open(path, O_RDONLY, 0);
+#else
+	task_lock(&init_task);
+	get_fs_root(init_task.fs, &root);
+	task_unlock(&init_task);
+	file = file_open_root(&root, path, O_RDONLY, 0);
+	path_put(&root);
+#endif
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	size = i_size_read(file_inode(file));
+	if (size <= 0 || size > KFDSYNC_BTF_MAX) {
+		n = -EFBIG;
+		goto out;
+	}
+	*buf = vmalloc(size);
+	if (!*buf) {
+		n = -ENOMEM;
+		goto out;
+	}
+	while (pos < size) {
+		n = kernel_read(file, *buf + pos, size - pos, &pos);
+		if (n <= 0)
+			break;
+	}
+	if (pos != size) {
+		vfree(*buf);
+		*buf = NULL;
+		n = n < 0 ? n : -EIO;
+	}
+out:
+	fput(file);
+	return n < 0 ? n : size;
 }
 
 /* The gate: which amdkfd ABI @mod's BTF has, into kfdsync_verdict. */

@@ -26,6 +26,12 @@
 
 #include "kfdsync_btf.h"
 
+/*
+ * The header up to the string section, all kfdsync reads: newer headers
+ * (and struct btf_header of newer kernels) have more after it.
+ */
+#define KFDSYNC_BTF_HDR_LEN	(offsetof(struct btf_header, str_len) + sizeof(u32))
+
 /* Deepest chain of typedefs, qualifiers and pointers followed. */
 #define KFDSYNC_BTF_DEPTH	16
 
@@ -121,13 +127,13 @@ int kfdsync_btf_init(struct kfdsync_btf *btf, const void *data, size_t size,
 
 	memset(btf, 0, sizeof(*btf));
 	*why = "shorter than a BTF header";
-	if (size < sizeof(*hdr))
+	if (size < KFDSYNC_BTF_HDR_LEN)
 		return -EINVAL;
 	*why = "not BTF (magic, version)";
 	if (hdr->magic != BTF_MAGIC || hdr->version != BTF_VERSION)
 		return -EINVAL;
 	*why = "a section lies outside the blob";
-	if (hdr->hdr_len < sizeof(*hdr) || hdr->hdr_len > size ||
+	if (hdr->hdr_len < KFDSYNC_BTF_HDR_LEN || hdr->hdr_len > size ||
 	    (u64)hdr->type_off + hdr->type_len > size - hdr->hdr_len ||
 	    (u64)hdr->str_off + hdr->str_len > size - hdr->hdr_len)
 		return -EINVAL;
