@@ -16,13 +16,14 @@
  *   (a kCFI kernel checks them);
  * - each function it calls or probes is one symbol of amdgpu's, and no
  *   probed function has a clone (.part, .isra, .constprop: code that
- *   bypasses the probed entry); kfd_set_event() calls set_event() and
- *   kfd_signal_event_interrupt() calls set_event_from_interrupt() (a direct
- *   call to the entry: that is how the CPU hook tells a CPU set, and how
- *   the GPU hook sees an interrupt's signals). What kfdsync cannot check:
- *   that every one of kfd_signal_event_interrupt()'s three calls reaches
- *   the entry (one inlined copy would let some GPU signals pass unseen, to
- *   end by the watchdog); the guest suite shows it on the kernels tested;
+ *   bypasses the probed entry); kfd_set_event() calls set_event() (a
+ *   direct call: the CPU hook tells a CPU set by its return address), and
+ *   kfd_signal_event_interrupt() calls or jumps to the entry of
+ *   set_event_from_interrupt() (how the GPU hook sees an interrupt's
+ *   signals). What kfdsync cannot check: that every one of the latter's
+ *   three call sites reaches the entry (one inlined copy would let some GPU
+ *   signals pass unseen, their fences ending by the watchdog); the guest
+ *   suite shows it on the kernels tested;
  * - kprobes work: a probe on a function of kfdsync's own fires (root can
  *   disarm every kprobe through debugfs, or stop ftrace).
  *
@@ -514,17 +515,29 @@ static bool kfdsync_kfd_symbol_ok(struct module *mod,
 	return true;
 }
 
-/* Whether the code [@start, @end) calls @fn's entry directly (x86-64). */
+/*
+ * Whether the code [@start, @end) calls @fn's entry directly, or with
+ * @jump also jumps there (a tail call), on x86-64: E8 (or E9) rel32, or an
+ * EB rel8 jump to the entry itself. Read bytewise: a false match needs
+ * random bytes that happen to encode exactly that target.
+ */
 static bool kfdsync_code_calls(unsigned long start, unsigned long end,
-			       unsigned long fn)
+			       unsigned long fn, bool jump)
 {
 	unsigned long ip, dest;
 	u8 insn[5];
 	s32 rel;
 
 	for (ip = start; ip + sizeof(insn) <= end; ip++) {
-		if (copy_from_kernel_nofault(insn, (void *)ip, sizeof(insn)) ||
-		    insn[0] != 0xe8)
+		if (copy_from_kernel_nofault(insn, (void *)ip, sizeof(insn)))
+			continue;
+		if (jump && insn[0] == 0xeb) {
+			dest = ip + 2 + (s8)insn[1];
+			if (dest == fn || dest == fn + 4)
+				return true;
+			continue;
+		}
+		if (insn[0] != 0xe8 && (!jump || insn[0] != 0xe9))
 			continue;
 		memcpy(&rel, insn + 1, sizeof(rel));
 		dest = ip + sizeof(insn) + rel;
@@ -538,9 +551,12 @@ static bool kfdsync_code_calls(unsigned long start, unsigned long end,
 	return false;
 }
 
-/* Whether amdkfd's @caller calls @callee's entry; the relay reason if not. */
+/*
+ * Whether amdkfd's @caller calls @callee's entry (or, with @jump, may also
+ * jump there); the relay reason if not.
+ */
 static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
-				unsigned long *caller_end)
+				bool jump, unsigned long *caller_end)
 {
 	unsigned long start, end, fn;
 
@@ -551,7 +567,8 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 				  start ? callee : caller);
 		return false;
 	}
-	if (!IS_ENABLED(CONFIG_X86_64) || !kfdsync_code_calls(start, end, fn)) {
+	if (!IS_ENABLED(CONFIG_X86_64) ||
+	    !kfdsync_code_calls(start, end, fn, jump)) {
 		kfdsync_set_relay(KFDSYNC_RELAY_INLINED, "%s does not call %s",
 				  caller, callee);
 		return false;
@@ -577,9 +594,15 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 	for (i = 0; i < abi->nr_fns; i++)
 		if (!kfdsync_kfd_symbol_ok(mod, &abi->fns[i]))
 			return false;
-	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", &set_event_end) ||
+	/*
+	 * The CPU hook tells a CPU set by its return address inside
+	 * kfd_set_event(): a call, not a tail jump. The GPU hook only needs
+	 * its entry reached.
+	 */
+	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false,
+				 &set_event_end) ||
 	    !kfdsync_kfd_reaches("kfd_signal_event_interrupt",
-				 "set_event_from_interrupt", NULL))
+				 "set_event_from_interrupt", true, NULL))
 		return false;
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];

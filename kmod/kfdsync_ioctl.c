@@ -77,7 +77,8 @@ static int kfdsync_ioctl_info(struct kfdsync_ctx *ctx, void *data,
 		info->info_flags |= KFDSYNC_INFO_AMDKFD_PRESENT;
 	if (st.reason == KFDSYNC_RELAY_FORCED)
 		info->info_flags |= KFDSYNC_INFO_RELAY_FORCED;
-	if (st.reason == KFDSYNC_RELAY_UNVERIFIED)
+	if (st.reason == KFDSYNC_RELAY_UNVERIFIED ||
+	    st.reason == KFDSYNC_RELAY_NO_BTF)
 		info->info_flags |= KFDSYNC_INFO_AMDKFD_UNVERIFIED;
 	info->max_contexts = kfdsync_param_max_user_contexts();
 	info->max_events = ctx->limits.max_events;

@@ -26,7 +26,7 @@ MODULE_PARM_DESC(hooks,
 static bool kfdsync_assume_unverified;
 module_param_named(assume_unverified, kfdsync_assume_unverified, bool, 0444);
 MODULE_PARM_DESC(assume_unverified,
-		 "Treat this kernel's amdkfd as one kfdsync has not verified: relay mode (testing; default N)");
+		 "Attach no hook even to an amdgpu that passes the gate: relay mode (testing; default N)");
 
 static char *kfdsync_fail_hook;
 module_param_named(fail_hook, kfdsync_fail_hook, charp, 0444);

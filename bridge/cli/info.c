@@ -19,8 +19,24 @@ static void usage_info(FILE *f)
 		"mode), and limits.\n", prog);
 }
 
+/* The gate's verdict in words. */
+static const char *abi_verdict_name(uint32_t verdict)
+{
+	switch (verdict) {
+	case KFDSYNC_AMDKFD_ABI_MATCH:
+		return "matches";
+	case KFDSYNC_AMDKFD_ABI_MISMATCH:
+		return "matches no ABI this module implements";
+	case KFDSYNC_AMDKFD_ABI_NO_BTF:
+		return "no BTF to check";
+	default:
+		return "not checked";
+	}
+}
+
 int cmd_info(int argc, char **argv)
 {
+	struct kfdsync_amdkfd_abi_info ai;
 	struct kfdsync_module_status ms;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
@@ -42,6 +58,8 @@ int cmd_info(int argc, char **argv)
 	ret = kfdsync_ctx_get_module_info(ctx, &mi);
 	if (!ret && kfdsync_ctx_get_module_status(ctx, &ms))
 		memset(&ms, 0, sizeof(ms));
+	if (!ret && kfdsync_ctx_get_amdkfd_abi(ctx, &ai))
+		memset(&ai, 0, sizeof(ai));
 	kfdsync_ctx_free(ctx);
 	if (ret == -EPROTO) {
 		fail("the loaded kfdsync module speaks another ABI; this tool needs ABI %d",
@@ -81,6 +99,15 @@ int cmd_info(int argc, char **argv)
 		json_string(o, ms.detail);
 		fprintf(o, ", \"verified\": ");
 		json_string(o, ms.verified);
+		fprintf(o, ", \"amdkfd_abi\": {\"verdict\": ");
+		json_string(o, abi_verdict_name(ai.verdict));
+		fprintf(o, ", \"abi\": ");
+		json_string(o, ai.abi);
+		fprintf(o, ", \"implemented\": ");
+		json_string(o, ai.implemented);
+		fprintf(o, ", \"reason\": ");
+		json_string(o, ai.reason);
+		fprintf(o, "}");
 		fprintf(o, ", \"hooks_missed\": %llu, \"limits\": {\"max_contexts\": %u, "
 			"\"max_events\": %u, \"max_fences\": %u, \"watchdog_ms\": %u, "
 			"\"watchdog_max_ms\": %u}, \"user\": {\"contexts\": %u, "
@@ -94,9 +121,15 @@ int cmd_info(int argc, char **argv)
 	}
 	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
 	printf("mode:     %s\n", mode);
-	if (ms.detail[0])
-		printf("why:      %s (amdkfd verified for %s)\n", ms.detail,
-		       ms.verified[0] ? ms.verified : "no release");
+	printf("amdkfd:   %s", abi_verdict_name(ai.verdict));
+	if (ai.abi[0])
+		printf(", ABI %s", ai.abi);
+	if (ai.reason[0])
+		printf(": %s", ai.reason);
+	printf(" (this module implements ABI %s)\n",
+	       ai.implemented[0] ? ai.implemented : ms.verified);
+	if (ms.detail[0] && ai.verdict == KFDSYNC_AMDKFD_ABI_MATCH)
+		printf("why:      %s\n", ms.detail);
 	printf("hooks:   ");
 	for (uint32_t bit = 1; bit; bit <<= 1) {
 		if ((mi.hooks_supported & bit) && kfdsync_hook_name(bit))

@@ -159,20 +159,56 @@ struct kfdsync_module_status {
 	uint32_t max_contexts;      /**< open contexts, system-wide */
 	uint32_t max_timelines;     /**< open CPU timelines, system-wide */
 	char detail[KFDSYNC_STATUS_TEXT];   /**< why relay mode, in words */
-	char verified[KFDSYNC_STATUS_TEXT]; /**< releases whose amdkfd the module verified */
+	char verified[KFDSYNC_STATUS_TEXT]; /**< amdkfd ABIs the module implements */
 	uint32_t reserved[16];      /**< zeroed; room for later fields */
 };
 
 /**
  * Ask the module where its signals come from and, in relay mode, why (the
- * hooks are attached only on kernel releases whose amdkfd it verified, all
- * or none), and what the caller's user holds against which limits.
+ * hooks are attached only to an amdgpu whose BTF has an amdkfd ABI the
+ * module implements, all or none: kfdsync_ctx_get_amdkfd_abi()), and what
+ * the caller's user holds against which limits.
  *
  * @return 0, `-EINVAL` for NULL arguments, `-EOPNOTSUPP` from a module
  *   without KFDSYNC_IOCTL_STATUS, or a negative errno from the ioctl.
  */
 int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
 				  struct kfdsync_module_status *status);
+
+/** Sizes of the strings of struct kfdsync_amdkfd_abi_info, NUL included. */
+#define KFDSYNC_ABI_NAME_TEXT 16
+#define KFDSYNC_ABI_LIST_TEXT 64
+#define KFDSYNC_ABI_REASON_TEXT 192
+
+/**
+ * The module's verdict on the loaded amdgpu (KFDSYNC_IOCTL_AMDKFD_ABI): which
+ * amdkfd ABI its BTF has. 344 bytes, for good (see "Structs" above).
+ */
+struct kfdsync_amdkfd_abi_info {
+	uint32_t verdict;  /**< KFDSYNC_AMDKFD_ABI_* of <linux/kfdsync.h> */
+	uint32_t pad;      /**< zeroed */
+	char abi[KFDSYNC_ABI_NAME_TEXT];                /**< matched, or closest */
+	char implemented[KFDSYNC_ABI_LIST_TEXT];        /**< ABIs the module has */
+	char reason[KFDSYNC_ABI_REASON_TEXT];           /**< first difference, or why */
+	uint32_t reserved[16]; /**< zeroed; room for later fields */
+};
+
+/**
+ * Ask the module which amdkfd ABI the loaded amdgpu has: the module attaches
+ * its hooks only when amdgpu's own BTF matches, exactly, an ABI it
+ * implements (the prototypes of every amdkfd function it calls or probes,
+ * the structure facts it relies on), whatever the kernel's version.
+ * @p abi gets the verdict (KFDSYNC_AMDKFD_ABI_MATCH, _MISMATCH, _NO_BTF, or
+ * _UNCHECKED with no amdgpu or hooks=N), the ABI matched or the closest
+ * one, the ABIs the module implements and, for a mismatch, the first
+ * difference in words ("kfd_lookup_process_by_pasid takes 2 arguments, ABI
+ * 6.12 has 1").
+ *
+ * @return 0, `-EINVAL` for NULL arguments, `-EOPNOTSUPP` from a module
+ *   without KFDSYNC_IOCTL_AMDKFD_ABI, or a negative errno from the ioctl.
+ */
+int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
+			       struct kfdsync_amdkfd_abi_info *abi);
 
 /**
  * Turn the export relay on (the default) or off for events registered from
@@ -211,7 +247,8 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  *
  * **The relay.** kfdsync learns of signals from hooks on amdkfd
  * (KFDSYNC_SOURCE_HOOKS). Where they are not attached (kfdsync.ko loaded
- * with hooks=N, a kernel release kfdsync has not verified, no kprobes;
+ * with hooks=N, an amdgpu whose amdkfd ABI kfdsync does not implement
+ * (kfdsync_ctx_get_amdkfd_abi()), no kprobes;
  * kfdsync_event_get_state() reports KFDSYNC_SOURCE_RELAY),
  * kfdsync_event_add() hands the event to the context's relay: threads of
  * the library that wait on the relayed events with amdkfd's

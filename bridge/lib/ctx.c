@@ -144,6 +144,41 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
 	return 0;
 }
 
+_Static_assert(sizeof(struct kfdsync_amdkfd_abi_info) == 344, "kfdsync_amdkfd_abi_info");
+_Static_assert(KFDSYNC_ABI_NAME_TEXT == KFDSYNC_AMDKFD_ABI_NAME_LEN &&
+	       KFDSYNC_ABI_LIST_TEXT == KFDSYNC_AMDKFD_ABI_LIST_LEN &&
+	       KFDSYNC_ABI_REASON_TEXT == KFDSYNC_AMDKFD_ABI_REASON_LEN, "abi text");
+
+/* A string of the module's, copied and NUL-terminated whatever it held. */
+#define COPY_TEXT(dst, src) do {					\
+	_Static_assert(sizeof(dst) == sizeof(src), #dst);		\
+	memcpy(dst, src, sizeof(dst));					\
+	(dst)[sizeof(dst) - 1] = '\0';					\
+} while (0)
+
+KFDSYNC_EXPORT int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
+					      struct kfdsync_amdkfd_abi_info *abi)
+{
+	struct kfdsync_amdkfd_abi ka;
+	int ret;
+
+	if (!ctx || !abi)
+		return -EINVAL;
+	memset(&ka, 0, sizeof(ka));
+	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_AMDKFD_ABI, &ka);
+	if (ret == -ENOTTY)
+		return -EOPNOTSUPP;
+	if (ret < 0)
+		return ret;
+
+	memset(abi, 0, sizeof(*abi));
+	abi->verdict = ka.verdict;
+	COPY_TEXT(abi->abi, ka.abi);
+	COPY_TEXT(abi->implemented, ka.implemented);
+	COPY_TEXT(abi->reason, ka.reason);
+	return 0;
+}
+
 KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
 {
 	static const struct {

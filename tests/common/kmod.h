@@ -92,14 +92,12 @@ static inline int kfdsync_param_read(const char *name, char *buf, size_t size)
 	return read_text(path, buf, size);
 }
 
-/* Write kfdsync's parameter @name through sysfs. */
-static inline int kfdsync_param_write(const char *name, const char *val)
+/* Write @val to a small text file (sysfs, debugfs). */
+static inline int write_text(const char *path, const char *val)
 {
-	char path[256];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -107,6 +105,15 @@ static inline int kfdsync_param_write(const char *name, const char *val)
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return (int)n;
+}
+
+/* Write kfdsync's parameter @name through sysfs. */
+static inline int kfdsync_param_write(const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
+	return write_text(path, val);
 }
 
 #endif /* KFDSYNC_TESTS_KMOD_H */

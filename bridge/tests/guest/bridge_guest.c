@@ -469,8 +469,8 @@ int main(void)
 	       "module_info_abi_and_release (%s)", mi.release);
 	kfdsync_ctx_free(ctx);
 	if (mi.flags & KFDSYNC_INFO_AMDKFD_UNVERIFIED) {
-		/* The gate: no hooks on an amdkfd kfdsync has not verified. */
-		snprintf(out, sizeof(out), "amdkfd of %s is not one this kfdsync verified: relay mode",
+		/* The gate: no hooks on an amdkfd ABI kfdsync does not implement. */
+		snprintf(out, sizeof(out), "amdkfd of %s has no ABI this kfdsync implements: relay mode",
 			 mi.release);
 		tap_skip(out, "module_info_hooks_attached");
 		tap_skip(out, "cli_info");

@@ -67,7 +67,7 @@ static inline int __info(int fd, struct kfdsync_info *info)
 
 /*
  * Why no hooks are to be expected with amdgpu loaded, or NULL: hooks=N, or
- * a kernel whose amdkfd this kfdsync has not verified (the gate).
+ * an amdgpu whose amdkfd ABI (BTF) kfdsync does not implement (the gate).
  */
 static inline const char *no_hooks_reason(void)
 {
@@ -82,7 +82,7 @@ static inline const char *no_hooks_reason(void)
 		return NULL;
 	if (!__info(fd, &info) && (info.info_flags & KFDSYNC_INFO_AMDKFD_UNVERIFIED))
 		snprintf(why, sizeof(why),
-			 "amdkfd of %s is not one this kfdsync verified: relay mode",
+			 "amdkfd of %s has no ABI this kfdsync implements: relay mode",
 			 info.release);
 	else
 		why[0] = '\0';

@@ -303,8 +303,8 @@ struct kfdsync_info {
  *	kfdsync counts a signal at most once and never one that did not
  *	happen: a fence never signals before the signal it stands for.
  * KFDSYNC_SOURCE_RELAY:
- *	The hooks were not attached (hooks=N, a kernel whose amdkfd kfdsync
- *	has not verified, kprobes unavailable): the process reports the
+ *	The hooks were not attached (hooks=N, an amdgpu whose amdkfd ABI
+ *	kfdsync does not implement, kprobes unavailable): the process reports the
  *	signals amdkfd delivers to it, typically from a thread that waits on
  *	the events (KFDSYNC_IOCTL_RELAY_SIGNAL, KFDSYNC_IOCTL_RELAY_SIGNALS).
  *	The age then counts what amdkfd delivered, which is the truth only
