@@ -465,9 +465,17 @@ static void kfdsync_amdkfd_judge(struct module *mod)
 		memset(&kfdsync_verdict, 0, sizeof(kfdsync_verdict));
 		kfdsync_verdict.result = KFDSYNC_AMDKFD_ABI_NO_BTF;
 		kfdsync_verdict.abi = -1;
-		snprintf(kfdsync_verdict.reason, sizeof(kfdsync_verdict.reason),
-			 size == -ENOENT ? "no BTF: /sys/kernel/btf/%s does not exist" :
-			 "no BTF: /sys/kernel/btf/%s: error %zd", what, size);
+		if (size == -ENOENT)
+			snprintf(kfdsync_verdict.reason,
+				 sizeof(kfdsync_verdict.reason),
+				 "%s has no BTF (/sys/kernel/btf/%s does not exist)",
+				 what == module_name(mod) ? what : "the kernel",
+				 what);
+		else
+			snprintf(kfdsync_verdict.reason,
+				 sizeof(kfdsync_verdict.reason),
+				 "cannot read /sys/kernel/btf/%s: error %zd", what,
+				 size);
 	}
 	vfree(btf);
 	vfree(vmlinux);
@@ -1094,6 +1102,11 @@ u32 kfdsync_amdkfd_supported(void)
 	return mask;
 }
 
+/* KFDSYNC_AMDKFD_ABI_* in words, for people; the last for anything else. */
+static const char *const kfdsync_abi_verdicts[] = {
+	"not checked", "matches", "matches none, closest", "unreadable", "?",
+};
+
 static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
 {
 	unsigned int i;
@@ -1103,6 +1116,14 @@ static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
 		   kfdsync_amdgpu_live ? "present" : "absent",
 		   kfdsync_hooks_active ? "hooks" : "relay",
 		   kfdsync_hooks_active ? "" : ": ", kfdsync_relay_detail);
+	seq_printf(m, "# amdkfd ABI: %s%s%s%s%s\n",
+		   kfdsync_abi_verdicts[min_t(u32, kfdsync_verdict.result,
+					      ARRAY_SIZE(kfdsync_abi_verdicts) - 1)],
+		   kfdsync_verdict.abi >= 0 ? " " : "",
+		   kfdsync_verdict.abi >= 0 ?
+		   kfdsync_abis[kfdsync_verdict.abi].name : "",
+		   kfdsync_verdict.reason[0] ? ": " : "",
+		   kfdsync_verdict.reason);
 	seq_puts(m, "# name         symbol                                    state     hits       missed\n");
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
 		struct kfdsync_hook *hook = &kfdsync_hooks[i];

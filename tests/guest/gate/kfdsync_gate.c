@@ -260,8 +260,9 @@ static const struct fake {
 	  "kfd_set_event does not call set_event" },
 	{ "clone", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
 	  "set_event has 1 clone in amdgpu" },
-	{ "nobtf", KFDSYNC_AMDKFD_ABI_NO_BTF, "", "no BTF: /sys/kernel/btf/amdgpu does not exist",
-	  KFDSYNC_RELAY_NO_BTF, "no BTF" },
+	{ "nobtf", KFDSYNC_AMDKFD_ABI_NO_BTF, "",
+	  "amdgpu has no BTF (/sys/kernel/btf/amdgpu does not exist)", KFDSYNC_RELAY_NO_BTF,
+	  "amdgpu has no BTF" },
 };
 
 static void fake_check(const struct fake *f, const char *what)
