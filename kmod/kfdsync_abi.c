@@ -79,6 +79,19 @@ struct kfdsync_abi_ctx {
 	size_t len;
 };
 
+/* Say what differs (cut to fit: the reason is for people). */
+static void kfdsync_abi_say(struct kfdsync_abi_ctx *c, const char *fmt, ...)
+	__printf(2, 3);
+
+static void kfdsync_abi_say(struct kfdsync_abi_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->reason, c->len, fmt, ap);
+	va_end(ap);
+}
+
 /* Number of arguments in a ", "-separated list. */
 static unsigned int kfdsync_abi_count(const char *args)
 {
@@ -128,14 +141,14 @@ static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
 
 	id = kfdsync_btf_find(c->btf, BTF_KIND_FUNC, fn->name, &count);
 	if (!count) {
-		snprintf(c->reason, c->len, "%s is not in amdgpu's BTF",
-			 fn->name);
+		kfdsync_abi_say(c, "%s is not in amdgpu's BTF",
+				fn->name);
 		return 1;
 	}
 	if (count > 1) {
-		snprintf(c->reason, c->len,
-			 "%s: %u functions of that name in amdgpu's BTF",
-			 fn->name, count);
+		kfdsync_abi_say(c,
+				"%s: %u functions of that name in amdgpu's BTF",
+				fn->name, count);
 		return 1;
 	}
 	t = kfdsync_btf_type(c->btf, kfdsync_btf_type(c->btf, id)->type);
@@ -147,36 +160,36 @@ static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
 					      kfdsync_btf_type(c->btf, id)->type,
 					      args, sizeof(args), &nr);
 	if (err == -EINVAL) {
-		snprintf(c->reason, c->len,
-			 "amdgpu's BTF does not parse: %s's prototype",
-			 fn->name);
+		kfdsync_abi_say(c,
+				"amdgpu's BTF does not parse: %s's prototype",
+				fn->name);
 		return -EINVAL;
 	}
 	if (err) {
-		snprintf(c->reason, c->len,
-			 "%s's prototype is longer than kfdsync reads",
-			 fn->name);
+		kfdsync_abi_say(c,
+				"%s's prototype is longer than kfdsync reads",
+				fn->name);
 		return 1;
 	}
 	want_nr = kfdsync_abi_count(fn->args);
 	if (nr != want_nr) {
-		snprintf(c->reason, c->len,
-			 "%s takes %u argument%s, ABI %s has %u", fn->name, nr,
-			 nr == 1 ? "" : "s", c->abi->name, want_nr);
+		kfdsync_abi_say(c,
+				"%s takes %u argument%s, ABI %s has %u", fn->name, nr,
+				nr == 1 ? "" : "s", c->abi->name, want_nr);
 		return 1;
 	}
 	if (strcmp(ret, fn->ret)) {
-		snprintf(c->reason, c->len, "%s returns %s, ABI %s has %s",
-			 fn->name, ret, c->abi->name, fn->ret);
+		kfdsync_abi_say(c, "%s returns %s, ABI %s has %s",
+				fn->name, ret, c->abi->name, fn->ret);
 		return 1;
 	}
 	for (i = 0; i < nr; i++) {
 		kfdsync_abi_arg(args, i, got, sizeof(got));
 		kfdsync_abi_arg(fn->args, i, want, sizeof(want));
 		if (strcmp(got, want)) {
-			snprintf(c->reason, c->len,
-				 "%s argument %u is %s, ABI %s has %s",
-				 fn->name, i + 1, got, c->abi->name, want);
+			kfdsync_abi_say(c,
+					"%s argument %u is %s, ABI %s has %s",
+					fn->name, i + 1, got, c->abi->name, want);
 			return 1;
 		}
 	}
@@ -199,18 +212,18 @@ static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
 		const char *name = kfdsync_btf_name(btf, m[i].name_off);
 
 		if (!name) {
-			snprintf(c->reason, c->len,
-				 "amdgpu's BTF does not parse: struct %s",
-				 f->type);
+			kfdsync_abi_say(c,
+					"amdgpu's BTF does not parse: struct %s",
+					f->type);
 			return -EINVAL;
 		}
 		if (strcmp(name, f->member))
 			continue;
 		if (kfdsync_btf_render(btf, m[i].type, got, sizeof(got)) ==
 		    -EINVAL) {
-			snprintf(c->reason, c->len,
-				 "amdgpu's BTF does not parse: struct %s",
-				 f->type);
+			kfdsync_abi_say(c,
+					"amdgpu's BTF does not parse: struct %s",
+					f->type);
 			return -EINVAL;
 		}
 		bit = BTF_INFO_KFLAG(t->info) ?
@@ -218,17 +231,17 @@ static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
 		bitfield = BTF_INFO_KFLAG(t->info) &&
 			   BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
 		if (bitfield || strcmp(got, f->mtype) || bit != f->bit) {
-			snprintf(c->reason, c->len,
-				 "struct %s: %s is %s%s at bit %u, ABI %s has %s at bit %u",
-				 f->type, f->member, got,
-				 bitfield ? " (bit field)" : "", bit,
-				 c->abi->name, f->mtype, f->bit);
+			kfdsync_abi_say(c,
+					"struct %s: %s is %s%s at bit %u, ABI %s has %s at bit %u",
+					f->type, f->member, got,
+					bitfield ? " (bit field)" : "", bit,
+					c->abi->name, f->mtype, f->bit);
 			return 1;
 		}
 		return 0;
 	}
-	snprintf(c->reason, c->len, "struct %s has no member %s, ABI %s has",
-		 f->type, f->member, c->abi->name);
+	kfdsync_abi_say(c, "struct %s has no member %s, ABI %s has",
+			f->type, f->member, c->abi->name);
 	return 1;
 }
 
@@ -257,8 +270,8 @@ static int kfdsync_abi_check_field(struct kfdsync_abi_ctx *c,
 		}
 	}
 	if (!count) {
-		snprintf(c->reason, c->len, "struct %s is not in amdgpu's BTF",
-			 f->type);
+		kfdsync_abi_say(c, "struct %s is not in amdgpu's BTF",
+				f->type);
 		return 1;
 	}
 	return 0;

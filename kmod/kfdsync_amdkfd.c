@@ -66,6 +66,7 @@
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -174,8 +175,9 @@ static bool kfdsync_hooks_active;
 static u32 kfdsync_hooks_mask;
 static u32 kfdsync_relay_reason;
 static char kfdsync_relay_detail[64];
-/* The gate's verdict on the amdgpu loaded; under kfdsync_amdkfd_lock. */
+/* The gate's verdict on the amdgpu loaded, and what it took; under kfdsync_amdkfd_lock. */
 static struct kfdsync_abi_verdict kfdsync_verdict;
+static u64 kfdsync_verdict_ns;
 
 static void kfdsync_hook_hit(struct kfdsync_hook *hook)
 {
@@ -384,6 +386,7 @@ static void kfdsync_verdict_unchecked(const char *why)
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
 	memset(&kfdsync_verdict, 0, sizeof(kfdsync_verdict));
+	kfdsync_verdict_ns = 0;
 	kfdsync_verdict.result = KFDSYNC_AMDKFD_ABI_UNCHECKED;
 	kfdsync_verdict.abi = -1;
 	strscpy(kfdsync_verdict.reason, why, sizeof(kfdsync_verdict.reason));
@@ -449,6 +452,7 @@ static void kfdsync_amdkfd_judge(struct module *mod)
 	void *vmlinux = NULL, *btf = NULL;
 	const char *what = "vmlinux";
 	ssize_t vmlinux_size, size;
+	u64 start = ktime_get_ns();
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
@@ -479,6 +483,7 @@ static void kfdsync_amdkfd_judge(struct module *mod)
 	}
 	vfree(btf);
 	vfree(vmlinux);
+	kfdsync_verdict_ns = ktime_get_ns() - start;
 }
 
 /*
@@ -1116,14 +1121,14 @@ static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
 		   kfdsync_amdgpu_live ? "present" : "absent",
 		   kfdsync_hooks_active ? "hooks" : "relay",
 		   kfdsync_hooks_active ? "" : ": ", kfdsync_relay_detail);
-	seq_printf(m, "# amdkfd ABI: %s%s%s%s%s\n",
+	seq_printf(m, "# amdkfd ABI: %s%s%s%s%s (judged in %llu us)\n",
 		   kfdsync_abi_verdicts[min_t(u32, kfdsync_verdict.result,
 					      ARRAY_SIZE(kfdsync_abi_verdicts) - 1)],
 		   kfdsync_verdict.abi >= 0 ? " " : "",
 		   kfdsync_verdict.abi >= 0 ?
 		   kfdsync_abis[kfdsync_verdict.abi].name : "",
 		   kfdsync_verdict.reason[0] ? ": " : "",
-		   kfdsync_verdict.reason);
+		   kfdsync_verdict.reason, kfdsync_verdict_ns / NSEC_PER_USEC);
 	seq_puts(m, "# name         symbol                                    state     hits       missed\n");
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
 		struct kfdsync_hook *hook = &kfdsync_hooks[i];

@@ -7,6 +7,7 @@
 #define KFDSYNC_HOST_H
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,7 @@ typedef int32_t s32;
 typedef uint64_t u64;
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
 #define fallthrough		__attribute__((__fallthrough__))
 #define kfdsync_btf_alloc(n)	calloc(n, sizeof(u32))
 #define kfdsync_btf_release(p)	free(p)
