@@ -359,11 +359,18 @@ int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
 #define KFDSYNC_CAP_AMDGPU		(1u << 10)
 /** This library speaks the module's ABI (KFDSYNC_ABI_VERSION). */
 #define KFDSYNC_CAP_MODULE_ABI		(1u << 11)
+/**
+ * The module's amdkfd ABI gate matched the loaded amdgpu's amdkfd to an ABI
+ * kfdsync implements (KFDSYNC_IOCTL_AMDKFD_ABI): the hooks may attach.
+ * kfdsync_caps_why_not() gives the gate's reason otherwise (the first
+ * mismatch, no BTF, nothing checked).
+ */
+#define KFDSYNC_CAP_AMDKFD_ABI		(1u << 12)
 /** @} */
 
 /**
  * What the module, the kernel, amdkfd and this library support
- * (kfdsync_ctx_get_caps()). 288 bytes, for good (see "Structs" above).
+ * (kfdsync_ctx_get_caps()). 368 bytes, for good (see "Structs" above).
  */
 struct kfdsync_caps {
 	uint32_t supported;       /**< KFDSYNC_CAP_* bits */
@@ -374,20 +381,23 @@ struct kfdsync_caps {
 	uint32_t kfd_version;     /**< amdkfd's ioctl version, major << 16 | minor;
 				       0 if /dev/kfd cannot be opened */
 	int32_t kfd_error;        /**< why /dev/kfd cannot be opened (-errno), or 0 */
-	uint32_t pad;             /**< zeroed */
+	uint32_t amdkfd_verdict;  /**< the amdkfd ABI gate's KFDSYNC_AMDKFD_ABI_*
+				       verdict (0, unchecked, also from modules
+				       without the gate's report) */
 	char relay_detail[64];    /**< why relay mode, in words ("" with the hooks) */
-	char amdkfd_abi[128];     /**< the amdkfd ABI gate's verdict, in words:
-				       which ABI matched, or the first mismatch
-				       ("" from modules without the gate's report) */
+	char amdkfd_abi[16];      /**< the ABI the gate matched, or the closest */
+	char amdkfd_reason[192];  /**< the gate's reason, in words: the first
+				       mismatch, what is wrong with the BTF, why
+				       nothing was checked ("" for a match) */
 	uint32_t reserved[16];    /**< zeroed; room for later fields */
 };
 
 /**
  * Ask once, up front, what is supported (the shape of libdrm's drmGetCap()
  * and liburing's probes, in one call). It asks the module (INFO, STATUS,
- * and whether it knows the newer ioctls) and amdkfd (it opens /dev/kfd for
- * its version, as libhsakmt would: the calling process then has an amdkfd
- * process, freed at exit).
+ * the amdkfd ABI gate's verdict, and whether it knows the newer ioctls)
+ * and amdkfd (it opens /dev/kfd for its version, as libhsakmt would: the
+ * calling process then has an amdkfd process, freed at exit).
  *
  * @return 0, `-EINVAL` for NULL arguments, or the errors of
  *   kfdsync_ctx_get_module_info().

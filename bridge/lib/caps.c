@@ -50,6 +50,7 @@ static int kfd_version(uint32_t *version)
 KFDSYNC_EXPORT int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_caps *caps)
 {
 	struct kfdsync_module_status st;
+	struct kfdsync_amdkfd_abi abi;
 	struct kfdsync_module_info mi;
 	uint32_t c = 0;
 	int ret;
@@ -75,6 +76,23 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_
 	}
 	if (caps->source == KFDSYNC_SOURCE_HOOKS)
 		c |= KFDSYNC_CAP_HOOKS;
+	/* The gate's verdict (modules without it: unchecked, and said so). */
+	memset(&abi, 0, sizeof(abi));
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_AMDKFD_ABI, &abi);
+	if (ret == 0) {
+		_Static_assert(sizeof(caps->amdkfd_abi) == sizeof(abi.abi), "abi");
+		_Static_assert(sizeof(caps->amdkfd_reason) == sizeof(abi.reason), "reason");
+		caps->amdkfd_verdict = abi.verdict;
+		memcpy(caps->amdkfd_abi, abi.abi, sizeof(caps->amdkfd_abi));
+		memcpy(caps->amdkfd_reason, abi.reason, sizeof(caps->amdkfd_reason));
+		caps->amdkfd_abi[sizeof(caps->amdkfd_abi) - 1] = '\0';
+		caps->amdkfd_reason[sizeof(caps->amdkfd_reason) - 1] = '\0';
+		if (abi.verdict == KFDSYNC_AMDKFD_ABI_MATCH)
+			c |= KFDSYNC_CAP_AMDKFD_ABI;
+	} else {
+		snprintf(caps->amdkfd_reason, sizeof(caps->amdkfd_reason),
+			 "kfdsync.ko has no amdkfd ABI gate report (%s)", strerror(-ret));
+	}
 
 	ret = kfd_version(&caps->kfd_version);
 	caps->kfd_error = ret < 0 ? ret : 0;
@@ -117,7 +135,7 @@ KFDSYNC_EXPORT int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_
 	uint32_t need_kv = 0;
 	char why[256] = "";
 
-	if (!caps || (size && !buf) || !cap || (cap & (cap - 1)) || cap > KFDSYNC_CAP_MODULE_ABI)
+	if (!caps || (size && !buf) || !cap || (cap & (cap - 1)) || cap > KFDSYNC_CAP_AMDKFD_ABI)
 		return -EINVAL;
 	if (caps->supported & cap) {
 		if (size)
@@ -163,6 +181,12 @@ KFDSYNC_EXPORT int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_
 		break;
 	case KFDSYNC_CAP_AMDGPU:
 		snprintf(why, sizeof(why), "libkfdsync was built without libdrm_amdgpu");
+		break;
+	case KFDSYNC_CAP_AMDKFD_ABI:
+		snprintf(why, sizeof(why), "amdkfd ABI %s: %s",
+			 caps->amdkfd_verdict == KFDSYNC_AMDKFD_ABI_MISMATCH ? "mismatch" :
+			 caps->amdkfd_verdict == KFDSYNC_AMDKFD_ABI_NO_BTF ? "unknown (no BTF)" :
+			 "not checked", caps->amdkfd_reason[0] ? caps->amdkfd_reason : "no reason given");
 		break;
 	case KFDSYNC_CAP_MODULE_ABI:
 		snprintf(why, sizeof(why), "kfdsync.ko speaks ABI %u, this library ABI %u",

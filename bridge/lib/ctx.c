@@ -89,7 +89,7 @@ _Static_assert(sizeof(struct kfdsync_import_desc) == 72, "kfdsync_import_desc");
 _Static_assert(sizeof(struct kfdsync_fence_status) == 96, "kfdsync_fence_status");
 _Static_assert(sizeof(struct kfdsync_sync_file_status) == 64, "kfdsync_sync_file_status");
 _Static_assert(sizeof(struct kfdsync_hsa_signal) == 40, "kfdsync_hsa_signal");
-_Static_assert(sizeof(struct kfdsync_caps) == 288, "kfdsync_caps");
+_Static_assert(sizeof(struct kfdsync_caps) == 368, "kfdsync_caps");
 #endif
 
 KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,

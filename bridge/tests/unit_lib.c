@@ -135,7 +135,7 @@ int main(void)
 		{ "kfdsync_fence_status", sizeof(struct kfdsync_fence_status), 96 },
 		{ "kfdsync_sync_file_status", sizeof(struct kfdsync_sync_file_status), 64 },
 		{ "kfdsync_hsa_signal", sizeof(struct kfdsync_hsa_signal), 40 },
-		{ "kfdsync_caps", sizeof(struct kfdsync_caps), 288 },
+		{ "kfdsync_caps", sizeof(struct kfdsync_caps), 368 },
 	};
 	const unsigned int nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	char long_name[KFDSYNC_NAME_MAX + 2];

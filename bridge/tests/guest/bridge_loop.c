@@ -452,6 +452,15 @@ static void caps_tests(void)
 	       !!(caps.supported & KFDSYNC_CAP_SYNCOBJ_EVENTFD) == eventfd &&
 	       (deadline || strstr(why, "needs 6.4")), "caps_kernel_features (%s)",
 	       deadline ? "6.4+" : why);
+	/* The gate's verdict: a match with the hooks, nothing checked with hooks=N. */
+	kfdsync_caps_why_not(&caps, KFDSYNC_CAP_AMDKFD_ABI, why, sizeof(why));
+	tap_ok(relay_mode ? !(caps.supported & KFDSYNC_CAP_AMDKFD_ABI) &&
+			    caps.amdkfd_verdict == KFDSYNC_AMDKFD_ABI_UNCHECKED &&
+			    strstr(why, "not checked") && caps.amdkfd_reason[0] :
+			    (caps.supported & KFDSYNC_CAP_AMDKFD_ABI) &&
+			    caps.amdkfd_verdict == KFDSYNC_AMDKFD_ABI_MATCH && caps.amdkfd_abi[0],
+	       "caps_amdkfd_abi_gate (%u, ABI \"%s\", %s)", caps.amdkfd_verdict, caps.amdkfd_abi,
+	       relay_mode ? why : "matched");
 	/* The dispatch form: with the hooks always; in relay mode with event ages. */
 	tap_ok(!!(caps.supported & KFDSYNC_CAP_DISPATCH) == (!relay_mode || ages),
 	       "caps_dispatch_%s", !relay_mode ? "hooks" : ages ? "ages" : "no_ages");
@@ -562,7 +571,7 @@ int main(void)
 
 	scrub_hsa_env();
 	require_sim_guest();
-	tap_plan(24);
+	tap_plan(25);
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		tap_bail("hsaKmtOpenKFD");
 	if (kfdsync_ctx_new(&ctx) || kfdsync_ctx_get_module_info(ctx, &mi))
