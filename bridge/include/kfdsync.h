@@ -1176,12 +1176,12 @@ int kfdsync_hsa_signal_export_eventfd(struct kfdsync_ctx *ctx,
  * Release what exports of @p sig registered with the context (its KFD
  * event; kfdsync_event_remove() of @p sig->event_id, and its hints made
  * inert): the signal's fences still pending end with -ECANCELED. Call it
- * before hsa_signal_destroy(): the signal's KFD event is destroyed with it
- * and amdkfd reuses the event's id for a signal created later, whose
- * exports would then find a registration that ended with the old event
- * (kfdsync's hooks end it with -ECANCELED, for good); and each
- * registration counts against the context's limit of events (max_events)
- * until released.
+ * once the signal is exported no more, and always before
+ * hsa_signal_destroy(): ROCr (5.2) may hand a destroyed signal's memory and
+ * KFD event to the next signal it creates, and a fence still exported for
+ * the old signal would then end by the new signal's value (bridge_hsa
+ * shows it); and each registration counts against the context's limit of
+ * events (max_events) until released.
  *
  * @return 0, `-EINVAL` NULL or bad arguments (@p sig->reserved not 0),
  *   `-ENOENT` nothing of @p sig is registered.
