@@ -943,9 +943,11 @@ int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd);
  * Tell the fences of a sync_file when their consumer would like them
  * signalled (SYNC_IOC_SET_DEADLINE, Linux 6.4+): a compositor's next
  * vblank, say, so that a driver that supports deadlines can raise its
- * clocks. Only a hint: it never changes when or how a fence signals, and
- * fences whose driver has no deadline support (kfdsync's among them)
- * ignore it. Setting one on a signalled fence is allowed and does nothing.
+ * clocks. Only a hint: it never changes when or how a fence signals.
+ * Fences whose driver has no deadline support ignore it, kfdsync's event
+ * and HSA fences among them; kfdsync's CPU timeline fences keep the
+ * earliest one for the timeline's producer (KFDSYNC_TL_IOC_GET_DEADLINE).
+ * Setting one on a signalled fence is allowed and does nothing.
  *
  * @param deadline_ns  absolute CLOCK_MONOTONIC time, in nanoseconds (not a
  *   relative timeout: clock_gettime(CLOCK_MONOTONIC) plus the time left)

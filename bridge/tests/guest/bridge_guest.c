@@ -589,11 +589,18 @@ int main(void)
 		tap_ok((mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) &&
 		       (mi.hooks & KFDSYNC_HOOK_GPU_INTERRUPT),
 		       "module_info_hooks_attached (%#x)", mi.hooks);
+		/* The capabilities too, and why one is missing (deadlines before 6.4). */
 		tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "info", NULL }) == 0 &&
-		       strstr(out, "mode:     hooks") && strstr(out, "gpu_interrupt"), "cli_info");
+		       strstr(out, "mode:     hooks") && strstr(out, "gpu_interrupt") &&
+		       strstr(out, "\nsupports: hooks events dispatch hsa import") &&
+		       (strstr(out, " deadline ") || strstr(out, "missing:  deadline: Linux")),
+		       "cli_info");
+		if (!strstr(out, "supports:"))
+			tap_diag("%s", out);
 		tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "info", "--json", NULL }) == 0 &&
-		       strstr(out, "\"abi_version\": 1") && strstr(out, "\"mode\": \"hooks\""),
-		       "cli_info_json");
+		       strstr(out, "\"abi_version\": 1") && strstr(out, "\"mode\": \"hooks\"") &&
+		       strstr(out, "\"caps\": {\"hooks\": true, \"events\": true") &&
+		       strstr(out, "\"missing\": {"), "cli_info_json");
 	}
 
 	vgem = drm_open_driver("vgem", false);
