@@ -39,10 +39,10 @@
  *   (@ref loop).
  * - **File descriptors the library keeps.** A context holds its
  *   /dev/kfdsync fd; once asked for, a poll fd (an epoll fd) and an eventfd
- *   in it; in relay mode a /dev/kfd fd of the relay's, and per relay
- *   thread nothing more (threads form) or a timerfd (dispatch form); per
- *   pending relayed import one eventfd. All are close-on-exec and closed
- *   by kfdsync_ctx_free().
+ *   in it; in relay mode a /dev/kfd fd of the relay's, a timerfd (dispatch
+ *   form) or the import thread's wake-up eventfd (threads form), and one
+ *   eventfd per pending relayed import. All are close-on-exec and closed by
+ *   kfdsync_ctx_free().
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
  * - **Structs** the library fills in or reads have a fixed size and end in
  *   reserved space. The library zeroes it on output and requires it to be

@@ -52,6 +52,8 @@ static bool relay_mode, ages;
 static HsaEvent *events[NEV_MAX];
 static int nev;
 
+static int readable(int fd, int ms);
+
 /* How the loop scenario's fence i is meant to end. */
 enum { END_SIGNAL, END_WATCHDOG, END_CANCEL };
 
@@ -235,6 +237,29 @@ static void loop_tests(void)
 	       "loop_dispatch_no_library_thread (+%d threads, %d dispatches relayed %d, "
 	       "%d failures)", d.max_threads, d.dispatches, d.relayed, d.failures);
 	tap_ok(same, "loop_same_fences_end_the_same_way_in_both_forms");
+}
+
+/*
+ * The device fd is not for polling (no .poll: epoll refuses it, as
+ * kfdsync.h says); the poll fd is, and says nothing while nothing failed.
+ */
+static void poll_fd_tests(void)
+{
+	struct kfdsync_ctx *ctx;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC), dev_err, pfd, pfd2;
+
+	if (kfdsync_ctx_new(&ctx) || ep < 0)
+		tap_bail("context");
+	dev_err = epoll_ctl(ep, EPOLL_CTL_ADD, kfdsync_ctx_fd(ctx), &ev) ? errno : 0;
+	pfd = kfdsync_ctx_get_poll_fd(ctx);
+	pfd2 = kfdsync_ctx_get_poll_fd(ctx);
+	tap_ok(dev_err == EPERM && pfd >= 0 && pfd2 == pfd &&
+	       !epoll_ctl(ep, EPOLL_CTL_ADD, pfd, &ev) && !readable(pfd, 0) &&
+	       (fcntl(pfd, F_GETFD) & FD_CLOEXEC) && kfdsync_ctx_dispatch(ctx) == 0,
+	       "ctx_fd_not_pollable_poll_fd_is (device: %s)", strerror(dev_err));
+	close(ep);
+	kfdsync_ctx_free(ctx);
 }
 
 static int readable(int fd, int ms)
@@ -571,7 +596,7 @@ int main(void)
 
 	scrub_hsa_env();
 	require_sim_guest();
-	tap_plan(25);
+	tap_plan(26);
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		tap_bail("hsaKmtOpenKFD");
 	if (kfdsync_ctx_new(&ctx) || kfdsync_ctx_get_module_info(ctx, &mi))
@@ -597,6 +622,7 @@ int main(void)
 		tap_bail("kfdsim");
 
 	loop_tests();
+	poll_fd_tests();
 	dispatch_relay_tests();
 	failure_tests(0);
 	failure_tests(KFDSYNC_CTX_DISPATCH);

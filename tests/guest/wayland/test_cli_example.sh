@@ -5,24 +5,10 @@
 # option, bad input gives a clear message and exit status 2, a missing
 # compositor is reported. Prints TAP.
 #
-# usage: test_cli.sh PROGRAM
+# usage: test_cli_example.sh PROGRAM
 
 P=$1
-n=0
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-t() { # t DESCRIPTION EXPECTED_STATUS PATTERN ARGS...
-	d=$1 want=$2 pat=$3; shift 3
-	"$P" "$@" >"$out" 2>&1
-	rc=$?
-	n=$((n + 1))
-	if [ $rc -eq "$want" ] && grep -q -- "$pat" "$out"; then
-		echo "ok $n - $d"
-	else
-		echo "not ok $n - $d (exit $rc, wanted $want and /$pat/)"
-		sed 's/^/# /' "$out"
-	fi
-}
+. "$(dirname "$0")/cli_tap.sh"
 
 echo "TAP version 13"
 echo "1..19"
