@@ -137,11 +137,14 @@ int main(void)
 	close(fd_kept);
 	kfdsync_hsa_release(ctx, s1);
 	hsa_signal_destroy(s1);
-
 	/*
-	 * Many signals in turn: one registration at a time (the signal
-	 * destroyed against the rule above may still hold one).
+	 * What the rule-breaking above left registered (the destroyed signal's
+	 * event, when ROCr did not hand it on): gone, or a later signal that
+	 * gets that event from ROCr's pool would find it.
 	 */
+	kfdsync_event_remove(ctx, d1.event_id);
+
+	/* Many signals in turn: one registration at a time. */
 	base = user_events();
 	held = 0;
 	for (n = 0; n < 64; n++) {
