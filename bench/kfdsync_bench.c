@@ -62,6 +62,19 @@
 
 static int iterations = 1000;
 static bool quick;
+/* --sections: the parts to run (a comma-separated list), or NULL for all. */
+static const char *sections;
+
+/* Does --sections ask for part @name? */
+static bool section_wanted(const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = sections; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
+			return true;
+	return !sections;
+}
 static int sim = -1;
 static uint32_t queue;
 static struct kfdsync_ctx *ctx;
@@ -1467,6 +1480,7 @@ int main(int argc, char **argv)
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "quick", no_argument, NULL, 'q' },
 		{ "json", required_argument, NULL, 'j' },
+		{ "sections", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -1474,7 +1488,7 @@ int main(int argc, char **argv)
 	struct kfdsync_event_state st;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "n:qj:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:qj:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			iterations = atoi(optarg);
@@ -1487,11 +1501,18 @@ int main(int argc, char **argv)
 			if (!json)
 				die(optarg, errno);
 			break;
+		case 's':
+			sections = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE]\n"
+			fprintf(stderr, "usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE] "
+				"[--sections LIST]\n"
 				"  -n, --iterations N  samples per latency row (default 1000)\n"
 				"  -q, --quick         smoke run: the small sizes only\n"
-				"  -j, --json FILE     also write the figures as JSON\n");
+				"  -j, --json FILE     also write the figures as JSON\n"
+				"  -s, --sections LIST only these parts (comma-separated: latency,\n"
+				"                      scaling, throughput, memory, cpu, idle); all by\n"
+				"                      default\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -1559,11 +1580,18 @@ int main(int argc, char **argv)
 		fprintf(json, "{\n  \"kernel\": \"%s\", \"mode\": \"%s\", \"iterations\": %d, "
 			"\"quick\": %s,", info.release, mode, iterations, quick ? "true" : "false");
 
-	bench_latency();
-	bench_scaling();
-	bench_throughput();
-	bench_memory();
-	bench_cpu();
+	if (section_wanted("latency"))
+		bench_latency();
+	if (section_wanted("scaling"))
+		bench_scaling();
+	if (section_wanted("throughput"))
+		bench_throughput();
+	if (section_wanted("memory"))
+		bench_memory();
+	if (section_wanted("cpu"))
+		bench_cpu();
+	if (!section_wanted("idle"))
+		goto done;
 	register_events(quick ? 8 : 1024);
 	/* Relay mode: start the import relay thread too (one import to an event). */
 	if (relay_mode) {
@@ -1577,7 +1605,7 @@ int main(int argc, char **argv)
 			close(fd);
 	}
 	bench_idle();
-
+done:
 	if (json) {
 		fprintf(json, " ]\n}\n");
 		fclose(json);

@@ -149,19 +149,30 @@ static int kfdsync_check_register(const void *data)
 {
 	const struct kfdsync_event_register *args = data;
 
-	return args->flags ? -EINVAL : 0;
+	return args->flags & ~(KFDSYNC_REGISTER_REPORT | KFDSYNC_REGISTER_HOOKS |
+			       KFDSYNC_REGISTER_RELAY) ? -EINVAL : 0;
 }
 
 static int kfdsync_ioctl_event_register(struct kfdsync_ctx *ctx, void *data,
 					void __user *uarg)
 {
 	struct kfdsync_event_register *args = data;
+	u32 report = args->flags & KFDSYNC_REGISTER_REPORT;
+	struct kfdsync_event_state st;
 	int ret;
 
 	ret = kfdsync_event_register(&ctx->events, args->event_id, args->slot_addr);
 	if (ret)
 		return ret;
 	args->age = 0;
+	args->flags = report;
+	/*
+	 * The source was decided by the registration and never changes; a
+	 * failed query means another thread unregistered the event already.
+	 */
+	if (report && !kfdsync_event_query(&ctx->events, args->event_id, &st))
+		args->flags |= st.source == KFDSYNC_SOURCE_HOOKS ?
+			       KFDSYNC_REGISTER_HOOKS : KFDSYNC_REGISTER_RELAY;
 	if (copy_to_user(uarg, args, sizeof(*args))) {
 		kfdsync_event_unregister(&ctx->events, args->event_id);
 		return -EFAULT;

@@ -223,13 +223,20 @@ int parse_json_opts(int argc, char **argv, void (*usage)(FILE *), bool *json)
 
 int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first)
 {
-	struct kfdsync_fence_status fences[64];
+	struct kfdsync_fence_status *fences = NULL;
 	struct kfdsync_sync_file_status st;
-	int n, ret = 0;
+	int n;
 
-	n = kfdsync_sync_file_get_status(fd, &st, fences, 64);
+	/* Every fence, however many: first how many, then all of them. */
+	n = kfdsync_sync_file_get_status(fd, &st, NULL, 0);
+	if (n > 0) {
+		fences = calloc((size_t)n, sizeof(*fences));
+		n = fences ? kfdsync_sync_file_get_status(fd, &st, fences, (unsigned int)n) :
+			     -ENOMEM;
+	}
 	if (n < 0) {
 		fail("%s: %s", arg, n == -EINVAL ? "not a sync_file" : strerror(-n));
+		free(fences);
 		return 1;
 	}
 	if (json) {
@@ -239,7 +246,7 @@ int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first)
 		json_string(o, st.name);
 		fprintf(o, ", \"status\": \"%s\", \"error\": %d, \"fences\": [",
 			status_word(st.status), st.status < 0 ? st.status : 0);
-		for (int i = 0; i < n && i < 64; i++) {
+		for (int i = 0; i < n; i++) {
 			fprintf(o, "%s{\"driver\": ", i ? ", " : "");
 			json_string(o, fences[i].driver);
 			fprintf(o, ", \"timeline\": ");
@@ -250,13 +257,14 @@ int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first)
 				fences[i].timestamp_ns);
 		}
 		fprintf(o, "]}");
+		free(fences);
 		return 0;
 	}
 	fprintf(o, "%s: sync_file \"%s\": %s", arg, st.name, status_word(st.status));
 	if (st.status < 0)
 		fprintf(o, " %d (%s)", st.status, strerror(-st.status));
 	fprintf(o, ", %u fence%s\n", st.num_fences, st.num_fences == 1 ? "" : "s");
-	for (int i = 0; i < n && i < 64; i++) {
+	for (int i = 0; i < n; i++) {
 		fprintf(o, "  %-10s %-32s %s", fences[i].driver, fences[i].timeline,
 			status_word(fences[i].status));
 		if (fences[i].status < 0)
@@ -267,9 +275,8 @@ int show_sync_file(FILE *o, int fd, const char *arg, bool json, bool first)
 				fences[i].timestamp_ns % 1000000000 / 1000);
 		fputc('\n', o);
 	}
-	if (n > 64)
-		fprintf(o, "  ... %d more\n", n - 64);
-	return ret;
+	free(fences);
+	return 0;
 }
 
 int parse_uint(const char *opt, const char *arg, unsigned long max, unsigned long *out)

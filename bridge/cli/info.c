@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* kfdsync info: the module's ABI, kernel, hooks on amdkfd (or relay mode), limits. */
+/*
+ * kfdsync info: the module's ABI, kernel, hooks on amdkfd (or relay mode),
+ * limits, and what is supported here and why not (kfdsync_ctx_get_caps()).
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,7 +19,55 @@ static void usage_info(FILE *f)
 {
 	fprintf(f, "usage: %s info [--json]\n"
 		"Report the kfdsync module: ABI, kernel, hooks on amdkfd (or relay\n"
-		"mode), and limits.\n", prog);
+		"mode), limits, and what is supported here (and why not).\n", prog);
+}
+
+/* The capability bits, by the names info prints. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} caps_names[] = {
+	{ KFDSYNC_CAP_HOOKS, "hooks" }, { KFDSYNC_CAP_EVENTS, "events" },
+	{ KFDSYNC_CAP_DISPATCH, "dispatch" }, { KFDSYNC_CAP_HSA, "hsa" },
+	{ KFDSYNC_CAP_IMPORT, "import" }, { KFDSYNC_CAP_TIMELINES, "timelines" },
+	{ KFDSYNC_CAP_DMABUF, "dmabuf" }, { KFDSYNC_CAP_DEADLINE, "deadline" },
+	{ KFDSYNC_CAP_SYNCOBJ, "syncobj" }, { KFDSYNC_CAP_SYNCOBJ_EVENTFD, "syncobj_eventfd" },
+	{ KFDSYNC_CAP_AMDGPU, "amdgpu" }, { KFDSYNC_CAP_MODULE_ABI, "module_abi" },
+	{ KFDSYNC_CAP_AMDKFD_ABI, "amdkfd_abi" },
+};
+
+#define NCAPS (sizeof(caps_names) / sizeof(caps_names[0]))
+
+/* The capabilities: JSON members "caps" and "missing", or two text lines. */
+static void show_caps(FILE *o, const struct kfdsync_caps *caps, bool json)
+{
+	char why[256];
+	bool first = true;
+
+	fputs(json ? ", \"caps\": {" : "supports:", o);
+	for (size_t i = 0; i < NCAPS; i++) {
+		bool have = caps->supported & caps_names[i].bit;
+
+		if (json)
+			fprintf(o, "%s\"%s\": %s", i ? ", " : "", caps_names[i].name,
+				have ? "true" : "false");
+		else if (have)
+			fprintf(o, " %s", caps_names[i].name);
+	}
+	fputs(json ? "}, \"missing\": {" : "\n", o);
+	for (size_t i = 0; i < NCAPS; i++) {
+		if (kfdsync_caps_why_not(caps, caps_names[i].bit, why, sizeof(why)) != 0)
+			continue;
+		if (json) {
+			fprintf(o, "%s\"%s\": ", first ? "" : ", ", caps_names[i].name);
+			json_string(o, why);
+		} else {
+			fprintf(o, "missing:  %s: %s\n", caps_names[i].name, why);
+		}
+		first = false;
+	}
+	if (json)
+		fputc('}', o);
 }
 
 /* The gate's verdict in words. */
@@ -38,6 +89,7 @@ int cmd_info(int argc, char **argv)
 {
 	struct kfdsync_amdkfd_abi_info ai;
 	struct kfdsync_module_status ms;
+	struct kfdsync_caps caps;
 	struct kfdsync_module_info mi;
 	struct kfdsync_ctx *ctx;
 	bool json;
@@ -60,10 +112,12 @@ int cmd_info(int argc, char **argv)
 		memset(&ms, 0, sizeof(ms));
 	if (!ret && kfdsync_ctx_get_amdkfd_abi(ctx, &ai))
 		memset(&ai, 0, sizeof(ai));
+	if (!ret)
+		ret = kfdsync_ctx_get_caps(ctx, &caps);
 	kfdsync_ctx_free(ctx);
-	if (ret == -EPROTO) {
-		fail("the loaded kfdsync module speaks another ABI; this tool needs ABI %d",
-		     KFDSYNC_ABI_VERSION);
+	if (!ret && mi.abi_version != KFDSYNC_ABI_VERSION) {
+		fail("the loaded kfdsync module speaks ABI %u; this tool needs ABI %d",
+		     mi.abi_version, KFDSYNC_ABI_VERSION);
 		return 1;
 	}
 	if (ret) {
@@ -112,11 +166,13 @@ int cmd_info(int argc, char **argv)
 			"\"max_events\": %u, \"max_fences\": %u, \"watchdog_ms\": %u, "
 			"\"watchdog_max_ms\": %u}, \"user\": {\"contexts\": %u, "
 			"\"max_contexts\": %u, \"timelines\": %u, \"max_timelines\": %u, "
-			"\"events\": %u, \"max_events\": %u, \"fences\": %u, \"max_fences\": %u}}\n",
+			"\"events\": %u, \"max_events\": %u, \"fences\": %u, \"max_fences\": %u}",
 			(unsigned long long)ms.hooks_missed, mi.max_contexts, mi.max_events,
 			mi.max_fences, mi.watchdog_ms, mi.watchdog_max_ms, ms.user_contexts,
 			ms.max_user_contexts, ms.user_timelines, ms.max_user_timelines,
 			ms.user_events, ms.max_user_events, ms.user_fences, ms.max_user_fences);
+		show_caps(o, &caps, true);
+		fputs("}\n", o);
 		return json_finish(&j, 0);
 	}
 	printf("kfdsync ABI %u on Linux %s\n", mi.abi_version, mi.release);
@@ -147,5 +203,6 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)ms.hooks_missed);
 	printf("watchdog: %u ms by default, at most %u ms\n", mi.watchdog_ms,
 	       mi.watchdog_max_ms);
+	show_caps(stdout, &caps, false);
 	return 0;
 }

@@ -31,50 +31,51 @@ struct col {
 	const char *name;
 	enum col_src src;
 	const char *key;	/* fdinfo key (SRC_KEY) or event field (SRC_FIELD) */
+	bool text;		/* --json: a string (the rest are decimal numbers) */
 };
 
 enum { T_CONTEXTS, T_EVENTS, T_TIMELINES, NTABLES };
 
 static const struct col cols_contexts[] = {
-	{ "id", SRC_KEY, "kfdsync-context" },
-	{ "tgid", SRC_TGID, NULL },
-	{ "comm", SRC_COMM, NULL },
-	{ "source", SRC_KEY, "kfdsync-source" },
-	{ "events", SRC_KEY, "kfdsync-events" },
-	{ "pending", SRC_KEY, "kfdsync-pending" },
-	{ "max_events", SRC_KEY, "kfdsync-max-events" },
-	{ "max_fences", SRC_KEY, "kfdsync-max-fences" },
-	{ "watchdog_ms", SRC_KEY, "kfdsync-watchdog-ms" },
-	{ "watchdog_max_ms", SRC_KEY, "kfdsync-watchdog-max-ms" },
-	{ "imports", SRC_KEY, "kfdsync-imports" },
-	{ "max_imports", SRC_KEY, "kfdsync-max-imports" },
-	{ "uid", SRC_KEY, "kfdsync-uid" },
+	{ "id", SRC_KEY, "kfdsync-context", false },
+	{ "tgid", SRC_TGID, NULL, false },
+	{ "comm", SRC_COMM, NULL, true },
+	{ "source", SRC_KEY, "kfdsync-source", true },
+	{ "events", SRC_KEY, "kfdsync-events", false },
+	{ "pending", SRC_KEY, "kfdsync-pending", false },
+	{ "max_events", SRC_KEY, "kfdsync-max-events", false },
+	{ "max_fences", SRC_KEY, "kfdsync-max-fences", false },
+	{ "watchdog_ms", SRC_KEY, "kfdsync-watchdog-ms", false },
+	{ "watchdog_max_ms", SRC_KEY, "kfdsync-watchdog-max-ms", false },
+	{ "imports", SRC_KEY, "kfdsync-imports", false },
+	{ "max_imports", SRC_KEY, "kfdsync-max-imports", false },
+	{ "uid", SRC_KEY, "kfdsync-uid", false },
 	{ NULL }
 };
 
 static const struct col cols_events[] = {
-	{ "ctx", SRC_CTX, NULL },
-	{ "tgid", SRC_TGID, NULL },
-	{ "source", SRC_FIELD, "source" },
-	{ "id", SRC_EVENT_ID, NULL },
-	{ "age", SRC_FIELD, "age" },
-	{ "slot", SRC_FIELD, "slot" },
-	{ "pending", SRC_FIELD, "pending" },
-	{ "error", SRC_FIELD, "error" },
-	{ "last", SRC_FIELD, "last" },
+	{ "ctx", SRC_CTX, NULL, false },
+	{ "tgid", SRC_TGID, NULL, false },
+	{ "source", SRC_FIELD, "source", true },
+	{ "id", SRC_EVENT_ID, NULL, false },
+	{ "age", SRC_FIELD, "age", false },
+	{ "slot", SRC_FIELD, "slot", true },
+	{ "pending", SRC_FIELD, "pending", false },
+	{ "error", SRC_FIELD, "error", false },
+	{ "last", SRC_FIELD, "last", false },
 	{ NULL }
 };
 
 static const struct col cols_timelines[] = {
-	{ "id", SRC_KEY, "kfdsync-timeline" },
-	{ "tgid", SRC_TGID, NULL },
-	{ "comm", SRC_COMM, NULL },
-	{ "context", SRC_KEY, "kfdsync-fence-context" },
-	{ "value", SRC_KEY, "kfdsync-value" },
-	{ "pending", SRC_KEY, "kfdsync-pending" },
-	{ "max_fences", SRC_KEY, "kfdsync-max-fences" },
-	{ "watchdog_ms", SRC_KEY, "kfdsync-watchdog-ms" },
-	{ "name", SRC_KEY, "kfdsync-name" },
+	{ "id", SRC_KEY, "kfdsync-timeline", false },
+	{ "tgid", SRC_TGID, NULL, false },
+	{ "comm", SRC_COMM, NULL, true },
+	{ "context", SRC_KEY, "kfdsync-fence-context", false },
+	{ "value", SRC_KEY, "kfdsync-value", false },
+	{ "pending", SRC_KEY, "kfdsync-pending", false },
+	{ "max_fences", SRC_KEY, "kfdsync-max-fences", false },
+	{ "watchdog_ms", SRC_KEY, "kfdsync-watchdog-ms", false },
+	{ "name", SRC_KEY, "kfdsync-name", true },
 	{ NULL }
 };
 
@@ -557,6 +558,20 @@ static void print_text(FILE *o, const char *s, int width)
 		fputc(' ', o);
 }
 
+/*
+ * --json: numbers as JSON numbers; a value of a numeric column that is not
+ * a decimal integer (a module newer than this tool) stays a string.
+ */
+static void json_value(FILE *o, const char *v, bool text)
+{
+	const char *d = v + (*v == '-');
+
+	if (!text && all_digits(d) && strlen(d) < 20)
+		fputs(v, o);
+	else
+		json_string(o, v);
+}
+
 static void print_tables(FILE *o, struct scan *s, bool json)
 {
 	if (json)
@@ -579,7 +594,7 @@ static void print_tables(FILE *o, struct scan *s, bool json)
 				fprintf(o, "%s{", ri ? ", " : "");
 				for (int i = 0; i < ncols; i++) {
 					fprintf(o, "%s\"%s\": ", i ? ", " : "", c[i].name);
-					json_string(o, r->v[i]);
+					json_value(o, r->v[i], c[i].text);
 				}
 				fputc('}', o);
 				continue;

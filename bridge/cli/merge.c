@@ -18,7 +18,9 @@ static void usage_merge(FILE *f)
 		"Merge sync_files (FD or /proc/PID/fd/N) into one that signals when\n"
 		"all have. Without CMD, show the merged sync_file as 'inspect' does.\n"
 		"With CMD, run it with the merged sync_file as fd N (default 3, also\n"
-		"in $KFDSYNC_FENCE_FDS). Exit status: CMD's; else 0, or 1 on failure.\n",
+		"in $KFDSYNC_FENCE_FDS). A FENCE that already ended with an error is\n"
+		"reported (exit status 1; CMD is not run): the merge cannot carry it.\n"
+		"Exit status: CMD's; else 0, or 1 on failure.\n",
 		prog, prog);
 }
 
@@ -35,6 +37,10 @@ int cmd_merge(int argc, char **argv)
 	const char *name = NULL;
 	bool json = false, fd_given = false;
 	int c, first, nfences, merged = -1, ret;
+	struct kfdsync_sync_file_status mst;
+	const char *failed = NULL;
+	int32_t failed_error = 0;
+	bool lost = false;
 	char **cmd = NULL;
 
 	while ((c = getopt_long(argc, argv, "+n:f:jh", opts, NULL)) != -1) {
@@ -86,7 +92,8 @@ int cmd_merge(int argc, char **argv)
 
 	for (int i = 0; i < nfences; i++) {
 		const char *arg = argv[first + i];
-		int fd = open_fence_arg(arg), m;
+		struct kfdsync_sync_file_status st;
+		int fd = open_fence_arg(arg);
 
 		if (fd < 0)
 			goto fail;
@@ -96,18 +103,31 @@ int cmd_merge(int argc, char **argv)
 			close(fd);
 			goto fail;
 		}
-		if (merged < 0) {
-			merged = fd;
-			continue;
+		/*
+		 * The kernel leaves fences that ended out of a merge, errors
+		 * and all: an input that already failed is remembered here.
+		 */
+		if (kfdsync_sync_file_get_status(fd, &st, NULL, 0) >= 0 && st.status < 0 &&
+		    !failed) {
+			failed = arg;
+			failed_error = st.status;
 		}
-		m = kfdsync_sync_file_merge(name, merged, fd);
+		ret = kfdsync_sync_file_accumulate(name, &merged, fd);
 		close(fd);
-		if (m < 0) {
-			fail("cannot merge %s: %s", arg, strerror(-m));
+		if (ret < 0) {
+			fail("cannot merge %s: %s", arg, strerror(-ret));
 			goto fail;
 		}
-		close(merged);
-		merged = m;
+	}
+	/* The merged sync_file does not carry it: say so, and hand nothing on. */
+	if (failed && kfdsync_sync_file_get_status(merged, &mst, NULL, 0) >= 0 &&
+	    mst.status >= 0) {
+		fail("%s had already ended with error %d (%s), which a merged sync_file cannot "
+		     "carry%s", failed, failed_error, strerror(-failed_error),
+		     cmd ? ": not running the command" : "");
+		if (cmd)
+			goto fail;
+		lost = true;
 	}
 	if (cmd) {
 		struct fenced_cmd run = {
@@ -123,13 +143,14 @@ int cmd_merge(int argc, char **argv)
 		if (o) {
 			ret = show_sync_file(o, merged, "merged", true, true);
 			fputc('\n', o);
-			ret = json_finish(&j, ret);
+			/* Valid JSON or nothing: a lost error fails the command. */
+			ret = json_finish(&j, ret ? ret : lost ? EXIT_FENCE_ERROR : 0);
 		}
 	} else {
 		ret = show_sync_file(stdout, merged, "merged", false, true);
 	}
 	close(merged);
-	return ret;
+	return ret ? ret : lost ? EXIT_FENCE_ERROR : 0;
 fail:
 	if (merged >= 0)
 		close(merged);

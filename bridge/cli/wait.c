@@ -16,9 +16,9 @@
 static void usage_wait(FILE *f)
 {
 	fprintf(f, "usage: %s wait [--timeout MS] FD|/proc/PID/fd/N...\n"
-		"Wait until every named sync_file signals. Exit status: 0 all\n"
-		"signalled without error, 1 one signalled with an error (or\n"
-		"failure), 124 timed out.\n", prog);
+		"Wait until every named sync_file signals, within MS in total. Exit\n"
+		"status: 0 all signalled without error, 1 one signalled with an\n"
+		"error (or failure), 124 timed out.\n", prog);
 }
 
 int cmd_wait(int argc, char **argv)
@@ -29,7 +29,8 @@ int cmd_wait(int argc, char **argv)
 		{ 0 }
 	};
 	int64_t timeout_ns = -1;
-	int c, ret = 0;
+	int c, i, n, r, ret = 0, *fds = NULL;
+	int32_t *status = NULL;
 	char *end;
 
 	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
@@ -59,31 +60,54 @@ int cmd_wait(int argc, char **argv)
 		usage_wait(stderr);
 		return EXIT_USAGE;
 	}
-	for (int i = optind; i < argc; i++) {
-		struct kfdsync_sync_file_status st;
-		int fd = open_fence_arg(argv[i]);
-		int r;
-
-		if (fd < 0)
-			return 1;
-		/* One deadline for all: later fences get what is left. */
-		r = kfdsync_sync_file_wait(fd, timeout_ns);
-		if (!r)
-			r = kfdsync_sync_file_get_status(fd, &st, NULL, 0);
-		close(fd);
-		if (r == -ETIME) {
-			fail("%s: timed out", argv[i]);
-			return EXIT_TIMEOUT;
+	n = argc - optind;
+	fds = calloc((size_t)n, sizeof(*fds));
+	status = calloc((size_t)n, sizeof(*status));
+	if (!fds || !status) {
+		fail("out of memory");
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	for (i = 0; i < n; i++) {
+		fds[i] = open_fence_arg(argv[optind + i]);
+		if (fds[i] < 0) {
+			ret = 1;
+			goto out;
 		}
-		if (r < 0) {
-			fail("%s: %s", argv[i], r == -EINVAL ? "not a sync_file" : strerror(-r));
-			return 1;
-		}
-		if (st.status < 0) {
-			fail("%s: signalled with error %d (%s)", argv[i], st.status,
-			     strerror(-st.status));
-			ret = EXIT_FENCE_ERROR;
+		if (kfdsync_sync_file_check(fds[i]) != 1) {
+			fail("%s: not a sync_file", argv[optind + i]);
+			ret = 1;
+			goto out;
 		}
 	}
+	/* All of them at once, within one timeout in total. */
+	r = kfdsync_sync_file_wait_many(fds, (unsigned int)n, KFDSYNC_WAIT_ALL, timeout_ns,
+					status);
+	if (r < 0 && r != -ETIME) {
+		fail("%s", strerror(-r));
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const char *arg = argv[optind + i];
+
+		if (status[i] < 0) {
+			fail("%s: signalled with error %d (%s)", arg, status[i],
+			     strerror(-status[i]));
+			if (ret != EXIT_TIMEOUT)
+				ret = EXIT_FENCE_ERROR;
+		} else if (!status[i]) {
+			fail("%s: timed out", arg);
+			ret = EXIT_TIMEOUT;
+		}
+	}
+out:
+	for (i = 0; fds && i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+	free(status);
 	return ret;
 }

@@ -13,6 +13,12 @@
  * - **Errors.** A function returns 0 or a non-negative value on success and
  *   a negative errno on failure (e.g. `-ENOENT`); strerror(-ret) describes
  *   it. errno itself is not part of the interface.
+ * - **"Not supported"** is always `-EOPNOTSUPP`, whoever lacks the feature:
+ *   the kernel (too old for dma-buf sync_files, deadlines, syncobj
+ *   eventfds), kfdsync.ko (older than this library: an ioctl it does not
+ *   know), amdkfd (no event ages for the dispatch form), a device (no
+ *   syncobjs) or this build (no libdrm_amdgpu). kfdsync_ctx_get_caps()
+ *   tells up front what is supported and why not (kfdsync_caps_why_not()).
  * - **File descriptors.** Every fd a function returns is new, close-on-exec
  *   and owned by the caller, who closes it with close(2). Every fd passed in
  *   is borrowed: the library never closes or keeps it.
@@ -21,10 +27,22 @@
  * - **Threads.** Functions that take no context are thread-safe. A context
  *   may be used from several threads at once; kfdsync_ctx_free() must not
  *   race with any other use of the same context. The library starts
- *   threads of its own only in relay mode (see @ref event and
- *   @ref import); they block all signals, and a thread left with no
- *   event to relay is joined before kfdsync_event_remove() returns, every
- *   thread before kfdsync_ctx_free() returns.
+ *   threads of its own only in relay mode, and only for a context of the
+ *   threads form (the default; see "The relay" in @ref event and
+ *   @ref import): "kfdsync-relay" threads for exports, one
+ *   "kfdsync-import" thread for imports that set KFD events. They block
+ *   all signals (the application's handlers never run on them); an export
+ *   relay thread left with no event to relay is joined before
+ *   kfdsync_event_remove() returns, every thread before kfdsync_ctx_free()
+ *   returns. A context made with KFDSYNC_CTX_DISPATCH starts none: its
+ *   relay work runs in kfdsync_ctx_dispatch(), on the caller's thread
+ *   (@ref loop).
+ * - **File descriptors the library keeps.** A context holds its
+ *   /dev/kfdsync fd; once asked for, a poll fd (an epoll fd) and an eventfd
+ *   in it; in relay mode a /dev/kfd fd of the relay's, a timerfd (dispatch
+ *   form) or the import thread's wake-up eventfd (threads form), and one
+ *   eventfd per pending relayed import. All are close-on-exec and closed by
+ *   kfdsync_ctx_free().
  * - **Interrupted calls** (EINTR, EAGAIN from the kernel) are retried.
  * - **Structs** the library fills in or reads have a fixed size and end in
  *   reserved space. The library zeroes it on output and requires it to be
@@ -79,7 +97,9 @@ extern "C" {
 struct kfdsync_ctx;
 
 /**
- * Open a context on /dev/kfdsync.
+ * Open a context on /dev/kfdsync, of the threads form (relay work, where
+ * there is any, in threads of the library): kfdsync_ctx_new_flags() with
+ * no flags.
  *
  * @param[out] ctx  the new context; free it with kfdsync_ctx_free()
  * @return 0, or
@@ -93,17 +113,107 @@ struct kfdsync_ctx;
 int kfdsync_ctx_new(struct kfdsync_ctx **ctx);
 
 /**
+ * kfdsync_ctx_new_flags(): the dispatch form. The context starts no thread,
+ * ever: its relay work (relay mode only) runs in kfdsync_ctx_dispatch(),
+ * which the application calls when kfdsync_ctx_get_poll_fd() is readable
+ * (@ref loop). For compositors and libraries built around one event loop.
+ */
+#define KFDSYNC_CTX_DISPATCH (1u << 0)
+
+/**
+ * Open a context on /dev/kfdsync; @p flags 0 or KFDSYNC_CTX_DISPATCH, for
+ * the context's life.
+ *
+ * @return 0, `-EINVAL` @p ctx NULL or unknown @p flags, or the errors of
+ *   kfdsync_ctx_new().
+ */
+int kfdsync_ctx_new_flags(struct kfdsync_ctx **ctx, uint32_t flags);
+
+/**
  * Close a context and free it: its relay threads are stopped and joined,
- * its registrations dropped (pending fences end with -ECANCELED). NULL is
- * accepted and ignored.
+ * its registrations dropped (pending fences end with -ECANCELED), its
+ * relayed imports cancelled, every fd it kept closed (the poll fd too).
+ * NULL is accepted and ignored.
  */
 void kfdsync_ctx_free(struct kfdsync_ctx *ctx);
 
 /**
- * The context's file descriptor, for poll(2) or the raw ioctls of
+ * The context's /dev/kfdsync file descriptor, for the raw ioctls of
  * <linux/kfdsync.h>. It stays owned by the context: do not close it.
+ * /dev/kfdsync has no poll(2) of its own (poll() would always say
+ * "ready", epoll_ctl() refuses it with EPERM): poll kfdsync_ctx_get_poll_fd()
+ * instead.
  */
 int kfdsync_ctx_fd(const struct kfdsync_ctx *ctx);
+
+/** @} */
+
+/**
+ * @defgroup loop Event loops
+ * Every context has a poll fd for the application's event loop (poll(2),
+ * epoll(7), a Wayland or GLib loop): kfdsync_ctx_get_poll_fd(). When it is
+ * readable, call kfdsync_ctx_dispatch(); it never blocks. It becomes
+ * readable
+ *
+ * - when the relay failed (both forms): an event it can no longer relay, or
+ *   its /dev/kfd failed. kfdsync_ctx_dispatch() then returns the failure's
+ *   errno, once (see "When the relay fails" in @ref event);
+ * - in the dispatch form (KFDSYNC_CTX_DISPATCH), also when the relay has
+ *   work: a relayed import is done (the library sets its KFD event), or
+ *   the relay's timer ticks while relayed events have fences that may
+ *   still be pending (it asks amdkfd what they delivered, without
+ *   waiting). See "The relay" in @ref event for what the timer costs.
+ *
+ * In hooks mode there is no relay work: a dispatch-form context then costs
+ * nothing and its poll fd only reports failures, like the threads form's.
+ * The poll fd is the context's (kfdsync_ctx_free() closes it); an epoll
+ * fd, it can be added to another epoll set.
+ *
+ * The fences themselves are sync_files (or eventfds): poll those for "the
+ * work is done" (kfdsync_sync_file_wait_many() waits on several).
+ * @{
+ */
+
+/**
+ * The context's poll fd (made on first call; the same fd every time). It
+ * stays owned by the context: do not close it.
+ *
+ * @return the fd, `-EINVAL` @p ctx is NULL, or a negative errno of
+ *   epoll_create1(2) or eventfd(2).
+ */
+int kfdsync_ctx_get_poll_fd(struct kfdsync_ctx *ctx);
+
+/**
+ * Do what the poll fd said is ready, on the caller's thread, without
+ * blocking: relayed imports' KFD events are set, relayed events' signals
+ * reported (dispatch form), a failure of the relay returned. Calling it
+ * when nothing is ready is harmless. May be called from any thread.
+ *
+ * @return the number of relayed signals and imports handled (0 or more),
+ *   or the errno of a failure of the relay that was not reported yet
+ *   (`-EIDRM`: amdkfd destroyed a relayed event; another: the relay's
+ *   /dev/kfd failed), reported once; `-EINVAL` @p ctx is NULL.
+ */
+int kfdsync_ctx_dispatch(struct kfdsync_ctx *ctx);
+
+/**
+ * Dispatch form: how often the relay's timer ticks while relayed events
+ * have fences that may be pending (default 1 ms): a relayed signal is
+ * counted up to one interval (plus the loop's own delay) after amdkfd
+ * delivered it.
+ *
+ * @param interval_ns  10 µs to 1 s; 0 restores the default
+ * @return 0, `-EINVAL` @p ctx NULL or @p interval_ns out of range,
+ *   `-EOPNOTSUPP` the context is of the threads form.
+ */
+int kfdsync_ctx_set_dispatch_interval(struct kfdsync_ctx *ctx, int64_t interval_ns);
+
+/** @} */
+
+/**
+ * @addtogroup ctx
+ * @{
+ */
 
 /**
  * What kfdsync.ko reports about itself (KFDSYNC_IOCTL_INFO). 144 bytes, for
@@ -127,10 +237,12 @@ struct kfdsync_module_info {
 };
 
 /**
- * Ask the module about itself.
+ * Ask the module about itself. A module of another ABI is reported as it
+ * is (@c abi_version); kfdsync_ctx_get_caps() then lacks
+ * KFDSYNC_CAP_MODULE_ABI.
  *
- * @return 0, `-EINVAL` for NULL arguments, `-EPROTO` if the module speaks an
- *   ABI this library does not know, or a negative errno from the ioctl.
+ * @return 0, `-EINVAL` for NULL arguments, or a negative errno from the
+ *   ioctl.
  */
 int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 				struct kfdsync_module_info *info);
@@ -211,6 +323,99 @@ int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
 			       struct kfdsync_amdkfd_abi_info *abi);
 
 /**
+ * @name Capabilities
+ * Bits of struct kfdsync_caps.supported. What a missing one makes fail
+ * fails with `-EOPNOTSUPP`; kfdsync_caps_why_not() says why it is missing.
+ * @{
+ */
+/** The hooks count signals in the kernel (KFDSYNC_SOURCE_HOOKS): no relay. */
+#define KFDSYNC_CAP_HOOKS		(1u << 0)
+/** This process can open /dev/kfd: KFD events to register and export. */
+#define KFDSYNC_CAP_EVENTS		(1u << 1)
+/**
+ * A KFDSYNC_CTX_DISPATCH context needs no thread for events registered
+ * now: the hooks count them, or amdkfd reports event ages (Linux 6.5+).
+ * Without it, kfdsync_event_add() of such a context fails in relay mode.
+ */
+#define KFDSYNC_CAP_DISPATCH		(1u << 2)
+/** HSA signal exports and imports (KFDSYNC_IOCTL_EXPORT_CONDITION). */
+#define KFDSYNC_CAP_HSA			(1u << 3)
+/** sync_file imports into memory and KFD events (@ref import). */
+#define KFDSYNC_CAP_IMPORT		(1u << 4)
+/** CPU timelines: /dev/kfdsync_timeline can be opened (@ref timeline). */
+#define KFDSYNC_CAP_TIMELINES		(1u << 5)
+/** dma-buf sync_file export and import (Linux 6.0+, @ref dmabuf). */
+#define KFDSYNC_CAP_DMABUF		(1u << 6)
+/** Deadline hints on sync_files (Linux 6.4+, kfdsync_sync_file_set_deadline()). */
+#define KFDSYNC_CAP_DEADLINE		(1u << 7)
+/**
+ * The drm_syncobj helpers (@ref syncobj; always: each device says itself
+ * whether it has syncobjs, `-EOPNOTSUPP` per call).
+ */
+#define KFDSYNC_CAP_SYNCOBJ		(1u << 8)
+/** An eventfd on a syncobj point (Linux 6.6+, kfdsync_syncobj_eventfd()). */
+#define KFDSYNC_CAP_SYNCOBJ_EVENTFD	(1u << 9)
+/** amdgpu CS fences (@ref amdgpu): this build has libdrm_amdgpu. */
+#define KFDSYNC_CAP_AMDGPU		(1u << 10)
+/** This library speaks the module's ABI (KFDSYNC_ABI_VERSION). */
+#define KFDSYNC_CAP_MODULE_ABI		(1u << 11)
+/**
+ * The module's amdkfd ABI gate matched the loaded amdgpu's amdkfd to an ABI
+ * kfdsync implements (KFDSYNC_IOCTL_AMDKFD_ABI): the hooks may attach.
+ * kfdsync_caps_why_not() gives the gate's reason otherwise (the first
+ * mismatch, no BTF, nothing checked).
+ */
+#define KFDSYNC_CAP_AMDKFD_ABI		(1u << 12)
+/** @} */
+
+/**
+ * What the module, the kernel, amdkfd and this library support
+ * (kfdsync_ctx_get_caps()). 368 bytes, for good (see "Structs" above).
+ */
+struct kfdsync_caps {
+	uint32_t supported;       /**< KFDSYNC_CAP_* bits */
+	uint32_t source;          /**< KFDSYNC_SOURCE_* an event registered now gets */
+	uint32_t relay_reason;    /**< KFDSYNC_RELAY_* (why relay mode), 0 with the hooks */
+	uint32_t kernel_version;  /**< running kernel, KERNEL_VERSION(a, b, c) */
+	uint32_t module_abi;      /**< the module's KFDSYNC_ABI_VERSION */
+	uint32_t kfd_version;     /**< amdkfd's ioctl version, major << 16 | minor;
+				       0 if /dev/kfd cannot be opened */
+	int32_t kfd_error;        /**< why /dev/kfd cannot be opened (-errno), or 0 */
+	uint32_t amdkfd_verdict;  /**< the amdkfd ABI gate's KFDSYNC_AMDKFD_ABI_*
+				       verdict (0, unchecked, also from modules
+				       without the gate's report) */
+	char relay_detail[64];    /**< why relay mode, in words ("" with the hooks) */
+	char amdkfd_abi[16];      /**< the ABI the gate matched, or the closest */
+	char amdkfd_reason[192];  /**< the gate's reason, in words: the first
+				       mismatch, what is wrong with the BTF, why
+				       nothing was checked ("" for a match) */
+	uint32_t reserved[16];    /**< zeroed; room for later fields */
+};
+
+/**
+ * Ask once, up front, what is supported (the shape of libdrm's drmGetCap()
+ * and liburing's probes, in one call). It asks the module (INFO, STATUS,
+ * the amdkfd ABI gate's verdict, and whether it knows the newer ioctls)
+ * and amdkfd (it opens /dev/kfd for its version, as libhsakmt would: the
+ * calling process then has an amdkfd process, freed at exit).
+ *
+ * @return 0, `-EINVAL` for NULL arguments, or the errors of
+ *   kfdsync_ctx_get_module_info().
+ */
+int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_caps *caps);
+
+/**
+ * Why @p cap (one KFDSYNC_CAP_* bit) is missing from @p caps, in words
+ * ("Linux 6.1; needs 6.4 or later", "relay mode: hooks=N", ...), into
+ * @p buf (at most @p size bytes with the NUL; "" if it is supported).
+ *
+ * @return 1 supported, 0 not supported, `-EINVAL` NULL @p caps, NULL
+ *   @p buf with a non-zero @p size, or @p cap not one known bit.
+ */
+int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_t cap, char *buf,
+			 size_t size);
+
+/**
  * Turn the export relay on (the default) or off for events registered from
  * now on; relays already running are not affected. See "The relay" in
  * @ref event. Turn it off when the application relays signals itself
@@ -250,24 +455,44 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * with hooks=N, an amdgpu whose amdkfd ABI kfdsync does not implement
  * (kfdsync_ctx_get_amdkfd_abi()), no kprobes;
  * kfdsync_event_get_state() reports KFDSYNC_SOURCE_RELAY),
- * kfdsync_event_add() hands the event to the context's relay: threads of
- * the library that wait on the relayed events with amdkfd's
- * AMDKFD_IOC_WAIT_EVENTS (on a /dev/kfd fd of the library's own), always
- * without a timeout (on 6.1 a timed wait can lose an auto-reset signal that
- * lands as it expires), together with a private wake-up event of each
- * thread, and report to the module what amdkfd delivered
- * (KFDSYNC_IOCTL_RELAY_SIGNALS). The threads block all signals, sleep in
- * the kernel while nothing is signalled (no periodic wake-up), are named
- * "kfdsync-relay", and are stopped and joined when the last event a thread
- * relays is removed, or by kfdsync_ctx_free(). How many, and what the age
- * counts, depends on amdkfd:
+ * kfdsync_event_add() hands the event to the context's relay, which asks
+ * amdkfd what it delivered to the relayed events with AMDKFD_IOC_WAIT_EVENTS
+ * (on a /dev/kfd fd of the library's own) and reports it to the module
+ * (KFDSYNC_IOCTL_RELAY_SIGNALS). The relay has one of two forms, chosen
+ * when the context is made:
+ *
+ * - **Threads** (kfdsync_ctx_new(), the default): threads of the library
+ *   wait on the relayed events, always without a timeout (on 6.1 a timed
+ *   wait can lose an auto-reset signal that lands as it expires), together
+ *   with a private wake-up event of each thread. The threads block all
+ *   signals, sleep in the kernel while nothing is signalled (no periodic
+ *   wake-up), are named "kfdsync-relay", and are stopped and joined when
+ *   the last event a thread relays is removed, or by kfdsync_ctx_free().
+ * - **Dispatch** (kfdsync_ctx_new_flags() with KFDSYNC_CTX_DISPATCH): no
+ *   thread. amdkfd gives nothing an event loop could poll for a signal
+ *   event, so the relay asks it with waits that return at once, from
+ *   kfdsync_ctx_dispatch() on a timer of the context's poll fd (@ref loop;
+ *   every millisecond by default, kfdsync_ctx_set_dispatch_interval()). The
+ *   timer runs only while a relayed event has an exported fence that may
+ *   still be pending (until that fence signalled or its watchdog passed);
+ *   each tick asks about those events only, in one system call per 1024. A
+ *   signal is counted at the next tick after it: a fence ends up to one
+ *   interval (plus the loop's delay) later than with a thread, never
+ *   earlier. kfdsync_event_get_state() first counts what amdkfd delivered
+ *   so far, so that the age it returns is as current as a thread's. Needs
+ *   event ages (below): without them a wait that does not block can lose a
+ *   signal, and kfdsync_event_add() fails with `-EOPNOTSUPP` in relay mode
+ *   (KFDSYNC_CAP_DISPATCH says so up front).
+ *
+ * How many waits, and what the age counts, depends on amdkfd:
  *
  * - **With event ages** (KFD ioctl 1.14, Linux 6.5 and later): amdkfd
  *   counts every time it sets an event and tells a waiter the count. The
  *   relay reports the difference, so the age is exactly the number of
  *   times amdkfd set the event after registration, however many signals
- *   land between two wake-ups. One thread serves up to 1024 events; at most
- *   4 threads per context (4095 events).
+ *   land between two wake-ups. One thread (or one probe of the dispatch
+ *   form) serves up to 1024 events; at most 4 threads per context (4095
+ *   events).
  * - **Without event ages** (Linux 6.1): amdkfd's multi-event wait says only
  *   that some event fired, while it consumes the pending signal of every
  *   event it waits on; so every relayed event has a thread of its own that
@@ -327,10 +552,20 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  *   per running thread (its wake-up event, destroyed with the thread) of
  *   amdkfd's limit of 4095 per process: at most 4 with event ages, one per
  *   relayed event without.
- * - Unregister an event before destroying it (hsaKmtDestroyEvent()). A
- *   destroyed event stops being relayed (its fences end by their watchdog);
- *   the relay of the other events goes on.
+ * - Unregister an event before destroying it (hsaKmtDestroyEvent()); see
+ *   below for what happens otherwise.
  * - After fork(2) the child has no relays (nor the context).
+ *
+ * **When the relay fails.** A relayed event amdkfd destroys (the
+ * application destroyed it without unregistering it first) cannot be
+ * relayed any more, nor can any event once the relay's /dev/kfd fails. The
+ * relay then unregisters each event it lost, so that its pending fences end
+ * at once with `-ECANCELED` (as with the hooks when amdkfd destroys an
+ * event; later calls for it get `-ENOENT`), and marks the context:
+ * kfdsync_ctx_get_poll_fd() becomes readable and the next
+ * kfdsync_ctx_dispatch() returns the failure's errno (`-EIDRM` for a
+ * destroyed event, else the errno /dev/kfd failed with). The relay of the
+ * other events goes on. This holds for both forms.
  *
  * kfdsync_ctx_set_relay() turns the relay off; the application then
  * relays with kfdsync_event_relay(), or the events' fences end by their
@@ -361,8 +596,9 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  *   left for a relay thread's wake-up event, or the relay's 4 threads of
  *   1024 events are full), `-EPERM` the context belongs to another process,
  *   `-ESRCH` relay mode and libhsakmt or /dev/kfd cannot be opened,
- *   `-EAGAIN` relay mode and no thread could be started, or another
- *   negative errno.
+ *   `-EAGAIN` relay mode and no thread could be started, `-EOPNOTSUPP`
+ *   relay mode in the dispatch form and amdkfd has no event ages (see
+ *   "The relay"), or another negative errno.
  */
 int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
 		      uint64_t slot_addr, uint64_t *age);
@@ -458,10 +694,13 @@ int kfdsync_event_export_eventfd(struct kfdsync_ctx *ctx, uint32_t event_id,
  *
  * Setting a KFD event is done in the kernel where kfdsync's hooks are
  * attached. Otherwise (relay mode) the library does it: the kernel does the
- * rest and signals an eventfd when done, and a relay thread of the context
- * (started on first need, stopped by kfdsync_ctx_free(), sleeping in
- * poll(2) otherwise) then calls hsaKmtSetEvent(). Either way the event is
- * set after the memory write, on success and on error alike.
+ * rest and signals an eventfd when done, and the library then calls
+ * hsaKmtSetEvent(): in the threads form from an import relay thread of the
+ * context ("kfdsync-import", started on first need, stopped by
+ * kfdsync_ctx_free(), blocking all signals, sleeping in poll(2)
+ * otherwise); in the dispatch form from kfdsync_ctx_dispatch(), the
+ * eventfd being part of the context's poll fd (@ref loop). Either way the
+ * event is set after the memory write, on success and on error alike.
  *
  * Imports end when their fence ends, or are cancelled (nothing written or
  * set) when the context is freed.
@@ -501,6 +740,7 @@ struct kfdsync_import_desc {
  *   - `-ESRCH`: SET_EVENT, but the process has not opened /dev/kfd,
  *   - `-ENOSPC`: the context's limit of pending imports is reached,
  *   - `-EAGAIN`: relay mode, and the relay thread could not be started,
+ *   - `-EOPNOTSUPP`: kfdsync.ko has no imports (KFDSYNC_CAP_IMPORT),
  *   - another negative errno.
  */
 int kfdsync_import_sync_file(struct kfdsync_ctx *ctx, int sync_file_fd,
@@ -598,16 +838,47 @@ int kfdsync_sync_file_check(int fd);
 int kfdsync_sync_file_merge(const char *name, int fd1, int fd2);
 
 /**
- * Wait until a sync_file signals.
+ * Wait until a sync_file ends, and say how.
  *
- * A fence that signals with an error counts as signalled; use
- * kfdsync_sync_file_get_status() to tell success from failure.
- *
- * @param timeout_ns  relative timeout; negative waits forever
- * @return 0 signalled, `-ETIME` timed out, `-EINVAL` not a sync_file,
- *   `-EBADF` not open, or another negative errno.
+ * @param timeout_ns  relative timeout; negative waits forever, 0 only looks
+ * @param[out] status  how it ended: 1 signalled, or the error it ended with
+ *   (a -errno: -ETIMEDOUT for a kfdsync watchdog, -ECANCELED, -EIO, ...);
+ *   0 (pending) with `-ETIME`. May be NULL.
+ * @return 0 ended (see @p status), `-ETIME` timed out, `-EINVAL` not a
+ *   sync_file, `-EBADF` not open, or another negative errno.
+ */
+int kfdsync_sync_file_wait_status(int fd, int64_t timeout_ns, int32_t *status);
+
+/**
+ * Wait until a sync_file ends; kfdsync_sync_file_wait_status() without the
+ * status: 0 also when the fence ended with an error.
  */
 int kfdsync_sync_file_wait(int fd, int64_t timeout_ns);
+
+/** kfdsync_sync_file_wait_many(): wait until every fence has ended (else any one). */
+#define KFDSYNC_WAIT_ALL (1u << 0)
+
+/**
+ * Wait on several sync_files at once, with one timeout for the whole wait
+ * (the shape of drmSyncobjWait()): until any of them has ended, or with
+ * KFDSYNC_WAIT_ALL until every one has. A fence that ended with an error
+ * has ended; @p status says which did how.
+ *
+ * @param fds  @p count sync_files, borrowed
+ * @param flags  0 (any) or KFDSYNC_WAIT_ALL
+ * @param timeout_ns  for the whole wait; negative waits forever, 0 only
+ *   looks
+ * @param[out] status  @p count entries (may be NULL): 1 signalled, 0 still
+ *   pending, or the -errno the fence ended with; filled in also with
+ *   `-ETIME`
+ * @return the number of fences that have ended (at least 1; @p count with
+ *   KFDSYNC_WAIT_ALL), `-ETIME` the timeout passed first, `-EINVAL` bad
+ *   arguments (NULL @p fds, @p count 0, unknown @p flags) or an fd that is
+ *   not a sync_file, `-EBADF` one is not open, `-ENOMEM`, or another
+ *   negative errno.
+ */
+int kfdsync_sync_file_wait_many(const int *fds, unsigned int count, uint32_t flags,
+				int64_t timeout_ns, int32_t *status);
 
 /** One fence inside a sync_file. 96 bytes, for good (see "Structs" above). */
 struct kfdsync_fence_status {
@@ -672,9 +943,11 @@ int kfdsync_sync_file_accumulate(const char *name, int *acc, int fd);
  * Tell the fences of a sync_file when their consumer would like them
  * signalled (SYNC_IOC_SET_DEADLINE, Linux 6.4+): a compositor's next
  * vblank, say, so that a driver that supports deadlines can raise its
- * clocks. Only a hint: it never changes when or how a fence signals, and
- * fences whose driver has no deadline support (kfdsync's among them)
- * ignore it. Setting one on a signalled fence is allowed and does nothing.
+ * clocks. Only a hint: it never changes when or how a fence signals.
+ * Fences whose driver has no deadline support ignore it, kfdsync's event
+ * and HSA fences among them; kfdsync's CPU timeline fences keep the
+ * earliest one for the timeline's producer (KFDSYNC_TL_IOC_GET_DEADLINE).
+ * Setting one on a signalled fence is allowed and does nothing.
  *
  * @param deadline_ns  absolute CLOCK_MONOTONIC time, in nanoseconds (not a
  *   relative timeout: clock_gettime(CLOCK_MONOTONIC) plus the time left)
@@ -702,9 +975,9 @@ int kfdsync_sync_file_set_deadline(int fd, uint64_t deadline_ns);
  * A sync_file of the fences a reader (KFDSYNC_DMABUF_READ) or a writer
  * (KFDSYNC_DMABUF_WRITE) of the buffer would wait for now.
  *
- * @return the sync_file fd (the caller closes it), `-EINVAL` for bad flags,
- *   `-ENOTTY` if @p dmabuf_fd is not a dma-buf or the kernel is older than
- *   6.0, or another negative errno.
+ * @return the sync_file fd (the caller closes it), `-EINVAL` for bad flags
+ *   or if @p dmabuf_fd is not a dma-buf, `-EOPNOTSUPP` the kernel is older
+ *   than 6.0, or another negative errno.
  */
 int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int flags);
 
@@ -712,8 +985,8 @@ int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int flags);
  * Add a sync_file's fences to a dma-buf: with KFDSYNC_DMABUF_WRITE as a
  * write (everyone waits), with KFDSYNC_DMABUF_READ as a read (writers wait).
  *
- * @return 0, `-EINVAL` for bad flags or a non-sync_file, `-ENOTTY` if
- *   @p dmabuf_fd is not a dma-buf or the kernel is older than 6.0, or
+ * @return 0, `-EINVAL` for bad flags, a non-sync_file, or if @p dmabuf_fd
+ *   is not a dma-buf, `-EOPNOTSUPP` the kernel is older than 6.0, or
  *   another negative errno.
  */
 int kfdsync_dmabuf_import_sync_file(int dmabuf_fd, int sync_file_fd,
@@ -868,10 +1141,12 @@ enum kfdsync_hsa_condition {
 /**
  * A sync_file that signals when @p sig's value satisfies @p condition
  * against @p compare_value. Registers the signal's event with the context
- * first if it is not registered (it stays registered until
- * kfdsync_event_remove() or kfdsync_ctx_free()), never with a relay:
- * ROCr's threads wait on that event themselves (see "The relay" in
- * @ref event, and "Relay mode" above).
+ * first if it is not registered, never with a relay: ROCr's threads wait
+ * on that event themselves (see "The relay" in @ref event, and "Relay
+ * mode" above). The registration stays, for later exports of the signal,
+ * until kfdsync_hsa_signal_release() (or kfdsync_event_remove(), or
+ * kfdsync_ctx_free()): release every signal you exported before you
+ * destroy it (see there).
  *
  * @param watchdog_ns  as for kfdsync_event_export_sync_file()
  * @return the sync_file fd (the caller closes it), or
@@ -898,6 +1173,22 @@ int kfdsync_hsa_signal_export_eventfd(struct kfdsync_ctx *ctx,
 				      enum kfdsync_hsa_condition condition,
 				      int64_t compare_value, int64_t watchdog_ns,
 				      int eventfd);
+
+/**
+ * Release what exports of @p sig registered with the context (its KFD
+ * event; kfdsync_event_remove() of @p sig->event_id, and its hints made
+ * inert): the signal's fences still pending end with -ECANCELED. Call it
+ * once the signal is exported no more, and always before
+ * hsa_signal_destroy(): ROCr (5.2) may hand a destroyed signal's memory and
+ * KFD event to the next signal it creates, and a fence still exported for
+ * the old signal would then end by the new signal's value (bridge_hsa
+ * shows it); and each registration counts against the context's limit of
+ * events (max_events) until released.
+ *
+ * @return 0, `-EINVAL` NULL or bad arguments (@p sig->reserved not 0),
+ *   `-ENOENT` nothing of @p sig is registered.
+ */
+int kfdsync_hsa_signal_release(struct kfdsync_ctx *ctx, const struct kfdsync_hsa_signal *sig);
 
 /** kfdsync_hsa_signal_import_sync_file(): subtract instead of store. */
 #define KFDSYNC_HSA_IMPORT_SUBTRACT (1u << 0)

@@ -136,6 +136,24 @@ static inline int kfdsync_hsa_export_eventfd(struct kfdsync_ctx *ctx, hsa_signal
 }
 
 /**
+ * Release what the exports of @p signal registered with @p ctx (see
+ * kfdsync_hsa_signal_release()): call it before hsa_signal_destroy() of a
+ * signal you exported. Its pending fences end with -ECANCELED.
+ *
+ * @return 0, `-ENOENT` nothing of @p signal is registered, `-EINVAL` not an
+ *   interrupt signal.
+ */
+static inline int kfdsync_hsa_release(struct kfdsync_ctx *ctx, hsa_signal_t signal)
+{
+	struct kfdsync_hsa_signal sig;
+	int ret = kfdsync_hsa_signal_describe(signal, &sig);
+
+	if (ret < 0)
+		return ret;
+	return kfdsync_hsa_signal_release(ctx, &sig);
+}
+
+/**
  * When the fence of @p sync_file_fd ends, store @p value into @p signal
  * (subtract it with KFDSYNC_HSA_IMPORT_SUBTRACT), @p error_value on error,
  * and wake its waiters (see kfdsync_hsa_signal_import_sync_file()).

@@ -9,12 +9,12 @@
 
 #define KFDSYNC_DEVICE "/dev/kfdsync"
 
-KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
+KFDSYNC_EXPORT int kfdsync_ctx_new_flags(struct kfdsync_ctx **out, uint32_t flags)
 {
 	struct kfdsync_ctx *ctx;
 	int fd;
 
-	if (!out)
+	if (!out || (flags & ~KFDSYNC_CTX_DISPATCH))
 		return -EINVAL;
 	fd = kfdsync_open_device(KFDSYNC_DEVICE);
 	if (fd < 0)
@@ -25,14 +25,22 @@ KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
 		return -ENOMEM;
 	}
 	ctx->fd = fd;
-	if (kfdsync_relays_new(&ctx->relays)) {
+	ctx->flags = flags;
+	ctx->register_reply = -1;
+	if (kfdsync_relays_new(ctx, &ctx->relays)) {
 		free(ctx);
 		close(fd);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&ctx->lock, NULL);
+	kfdsync_loop_init(&ctx->loop);
 	*out = ctx;
 	return 0;
+}
+
+KFDSYNC_EXPORT int kfdsync_ctx_new(struct kfdsync_ctx **out)
+{
+	return kfdsync_ctx_new_flags(out, 0);
 }
 
 KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
@@ -46,6 +54,7 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 	/* Relays stop before the fd they report on is closed. */
 	kfdsync_relays_free(ctx->relays);
 	close(ctx->fd);
+	kfdsync_loop_fini(&ctx->loop);
 	pthread_mutex_destroy(&ctx->lock);
 	free(ctx);
 }
@@ -62,6 +71,16 @@ KFDSYNC_EXPORT int kfdsync_ctx_set_relay(struct kfdsync_ctx *ctx, bool enabled)
 	return kfdsync_relays_enable(ctx->relays, enabled);
 }
 
+KFDSYNC_EXPORT int kfdsync_ctx_set_dispatch_interval(struct kfdsync_ctx *ctx, int64_t interval_ns)
+{
+	if (!ctx || interval_ns < 0 || (interval_ns && interval_ns < 10000) ||
+	    interval_ns > 1000000000)
+		return -EINVAL;
+	if (!kfdsync_ctx_dispatching(ctx))
+		return -EOPNOTSUPP;
+	return kfdsync_relays_set_interval(ctx->relays, interval_ns);
+}
+
 /* The public structs' sizes are part of the ABI (kfdsync.h, "Structs"). */
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(sizeof(struct kfdsync_module_info) == 144, "kfdsync_module_info");
@@ -70,6 +89,7 @@ _Static_assert(sizeof(struct kfdsync_import_desc) == 72, "kfdsync_import_desc");
 _Static_assert(sizeof(struct kfdsync_fence_status) == 96, "kfdsync_fence_status");
 _Static_assert(sizeof(struct kfdsync_sync_file_status) == 64, "kfdsync_sync_file_status");
 _Static_assert(sizeof(struct kfdsync_hsa_signal) == 40, "kfdsync_hsa_signal");
+_Static_assert(sizeof(struct kfdsync_caps) == 368, "kfdsync_caps");
 #endif
 
 KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
@@ -81,11 +101,14 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_info(struct kfdsync_ctx *ctx,
 	if (!ctx || !info)
 		return -EINVAL;
 	memset(&ki, 0, sizeof(ki));
-	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_INFO, &ki);
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_INFO, &ki);
 	if (ret < 0)
 		return ret;
-	if (ki.abi_version != KFDSYNC_ABI_VERSION)
-		return -EPROTO;
+	/*
+	 * INFO keeps its number and layout in every ABI: report a module of
+	 * another ABI as it is (abi_version; kfdsync_ctx_get_caps() says
+	 * KFDSYNC_CAP_MODULE_ABI is missing) rather than fail.
+	 */
 
 	memset(info, 0, sizeof(*info));
 	info->abi_version = ki.abi_version;
@@ -116,9 +139,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
 	if (!ctx || !status)
 		return -EINVAL;
 	memset(&ks, 0, sizeof(ks));
-	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_STATUS, &ks);
-	if (ret == -ENOTTY)
-		return -EOPNOTSUPP;
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_STATUS, &ks);
 	if (ret < 0)
 		return ret;
 

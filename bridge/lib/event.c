@@ -6,39 +6,64 @@
 #include "kfdsync.h"
 #include "internal.h"
 
-/* In relay mode, the library reports the event's signals (relay.c). */
-static int relay_if_needed(struct kfdsync_ctx *ctx, uint32_t event_id, uint64_t slot_addr)
-{
-	struct kfdsync_event_state st;
-	int ret = kfdsync_event_get_state(ctx, event_id, &st);
-
-	if (ret < 0 || st.source != KFDSYNC_SOURCE_RELAY)
-		return ret;
-	return kfdsync_relay_start(ctx->relays, kfdsync_ctx_fd(ctx), event_id,
-				   slot_addr);
-}
-
 KFDSYNC_EXPORT int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
 				     uint64_t slot_addr, uint64_t *age)
 {
 	return kfdsync_event_add_relay(ctx, event_id, slot_addr, age, true);
 }
 
+/*
+ * REGISTER, asking for the event's source in the reply (one system call);
+ * a module that does not know KFDSYNC_REGISTER_REPORT refuses the flag
+ * (EINVAL): then without it, and the source from EVENT_QUERY, from then on.
+ * The source (KFDSYNC_SOURCE_*) or -errno.
+ */
+static int event_register(struct kfdsync_ctx *ctx, struct kfdsync_event_register *arg)
+{
+	struct kfdsync_event_query q;
+	int ret;
+
+	if (ctx->register_reply != 0) {
+		arg->flags = KFDSYNC_REGISTER_REPORT;
+		ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_EVENT_REGISTER, arg);
+		if (ret == 0 && (arg->flags & (KFDSYNC_REGISTER_HOOKS | KFDSYNC_REGISTER_RELAY))) {
+			ctx->register_reply = 1;
+			return arg->flags & KFDSYNC_REGISTER_HOOKS ? KFDSYNC_SOURCE_HOOKS :
+								     KFDSYNC_SOURCE_RELAY;
+		}
+		if (ret == 0)	/* unregistered by another thread meanwhile */
+			return -ENOENT;
+		if (ret != -EINVAL || ctx->register_reply == 1)
+			return ret;
+	}
+	arg->flags = 0;
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_EVENT_REGISTER, arg);
+	if (ret < 0)
+		return ret;
+	ctx->register_reply = 0;
+	memset(&q, 0, sizeof(q));
+	q.event_id = arg->event_id;
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_EVENT_QUERY, &q);
+	return ret < 0 ? ret : (int)q.source;
+}
+
 int kfdsync_event_add_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
 			    uint64_t slot_addr, uint64_t *age, bool relay)
 {
 	struct kfdsync_event_register arg;
-	int fd = kfdsync_ctx_fd(ctx), ret;
+	int source, ret = 0;
 
-	if (fd < 0)
-		return fd;
+	if (!ctx)
+		return -EINVAL;
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
 	arg.slot_addr = slot_addr;
-	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_REGISTER, &arg);
-	if (ret < 0)
-		return ret;
-	ret = relay ? relay_if_needed(ctx, event_id, slot_addr) : 0;
+	source = event_register(ctx, &arg);
+	if (source < 0)
+		return source;
+	/* In relay mode, the library reports the event's signals (relay.c). */
+	if (relay && source == KFDSYNC_SOURCE_RELAY)
+		ret = kfdsync_relay_start(ctx->relays, event_id);
 	if (ret < 0) {
 		kfdsync_event_remove(ctx, event_id);
 		return ret;
@@ -65,7 +90,7 @@ KFDSYNC_EXPORT int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_
 		return fd;
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
-	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
+	ret = kfdsync_ctx_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
 	/* Its relay, if any, has nothing left to report. */
 	if (ret == 0 || ret == -ENOENT)
 		kfdsync_relay_stop(ctx->relays, event_id);
@@ -82,9 +107,15 @@ KFDSYNC_EXPORT int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t eve
 		return fd;
 	if (!state)
 		return -EINVAL;
+	/*
+	 * Dispatch form: what amdkfd delivered so far is counted before the
+	 * age is read, as a relay thread would have counted it.
+	 */
+	if (kfdsync_ctx_dispatching(ctx))
+		kfdsync_relay_catch_up(ctx->relays, event_id);
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
-	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EVENT_QUERY, &arg);
+	ret = kfdsync_ctx_ioctl(fd, KFDSYNC_IOCTL_EVENT_QUERY, &arg);
 	if (ret < 0)
 		return ret;
 	memset(state, 0, sizeof(*state));
@@ -105,7 +136,7 @@ KFDSYNC_EXPORT int kfdsync_event_relay(struct kfdsync_ctx *ctx, uint32_t event_i
 		return fd;
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
-	return kfdsync_ioctl(fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &arg);
+	return kfdsync_ctx_ioctl(fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &arg);
 }
 
 /* The module takes absolute CLOCK_MONOTONIC deadlines; 0 is its default. */
@@ -129,8 +160,13 @@ static int export(struct kfdsync_ctx *ctx, unsigned long req, uint32_t event_id,
 	arg.age = age;
 	arg.deadline_ns = watchdog_deadline(watchdog_ns);
 	arg.fd = eventfd;
-	ret = kfdsync_ioctl(fd, req, &arg);
-	return ret < 0 ? ret : arg.fd;
+	ret = kfdsync_ctx_ioctl(fd, req, &arg);
+	if (ret < 0)
+		return ret;
+	/* Dispatch form: the relay watches the event while the fence may pend. */
+	if (kfdsync_ctx_dispatching(ctx))
+		kfdsync_relay_exported(ctx->relays, event_id, (int64_t)arg.deadline_ns);
+	return arg.fd;
 }
 
 KFDSYNC_EXPORT int kfdsync_event_export_sync_file(struct kfdsync_ctx *ctx, uint32_t event_id,

@@ -2,7 +2,8 @@
 /*
  * HSA signals: a watched condition on the signal's value, woken by its KFD
  * event (export), and imports that store into a signal and set its event.
- * No libhsa-runtime here: amd_signal_t is read at its documented offsets.
+ * No libhsa-runtime here: amd_signal_t is read at its documented offsets
+ * (checked at build time against ROCr's header, below).
  *
  * Hints: what <kfdsync_hsa.h> registers as a ROCr async handler per export
  * (see kfdsync.h, "Hints"). ROCr keeps a handler's argument until the
@@ -22,12 +23,33 @@
 #include "kfdsync.h"
 #include "internal.h"
 
-/* ROCr's amd_signal_t (amd_hsa_signal.h): the fields kfdsync needs. */
-#define AMD_SIGNAL_KIND_USER		1
+/*
+ * ROCr's amd_signal_t (amd_hsa_signal.h): the fields kfdsync needs. ROCr
+ * (5.2) has no supported call that maps an hsa_signal_t to its KFD event
+ * (hsa_amd_signal_value_pointer() gives the value only, and only for
+ * GPU_ONLY or IPC signals), so libkfdsync reads the layout, which its
+ * build checks against ROCr's header where libhsa-runtime-dev is installed.
+ */
+#define KFDSYNC_SIGNAL_KIND_USER	1
 #define AMD_SIGNAL_OFF_KIND		0
 #define AMD_SIGNAL_OFF_VALUE		8
 #define AMD_SIGNAL_OFF_MAILBOX		16
 #define AMD_SIGNAL_OFF_EVENT_ID		24
+
+#ifdef KFDSYNC_HAVE_ROCR_HEADERS
+#include <stddef.h>
+#include <hsa/amd_hsa_signal.h>
+_Static_assert(offsetof(amd_signal_t, kind) == AMD_SIGNAL_OFF_KIND, "amd_signal_t.kind");
+_Static_assert(sizeof(((amd_signal_t *)0)->kind) == 8, "amd_signal_t.kind size");
+_Static_assert(offsetof(amd_signal_t, value) == AMD_SIGNAL_OFF_VALUE, "amd_signal_t.value");
+_Static_assert(sizeof(((amd_signal_t *)0)->value) == 8, "amd_signal_t.value size");
+_Static_assert(offsetof(amd_signal_t, event_mailbox_ptr) == AMD_SIGNAL_OFF_MAILBOX,
+	       "amd_signal_t.event_mailbox_ptr");
+_Static_assert(offsetof(amd_signal_t, event_id) == AMD_SIGNAL_OFF_EVENT_ID,
+	       "amd_signal_t.event_id");
+_Static_assert(sizeof(((amd_signal_t *)0)->event_id) == 4, "amd_signal_t.event_id size");
+_Static_assert(AMD_SIGNAL_KIND_USER == KFDSYNC_SIGNAL_KIND_USER, "AMD_SIGNAL_KIND_USER");
+#endif
 
 KFDSYNC_EXPORT int kfdsync_hsa_signal_from_amd_signal(const void *amd_signal,
 						      struct kfdsync_hsa_signal *sig)
@@ -42,7 +64,7 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_from_amd_signal(const void *amd_signal,
 	memcpy(&kind, p + AMD_SIGNAL_OFF_KIND, sizeof(kind));
 	memcpy(&mailbox, p + AMD_SIGNAL_OFF_MAILBOX, sizeof(mailbox));
 	memcpy(&event_id, p + AMD_SIGNAL_OFF_EVENT_ID, sizeof(event_id));
-	if (kind != AMD_SIGNAL_KIND_USER || !mailbox || !event_id)
+	if (kind != KFDSYNC_SIGNAL_KIND_USER || !mailbox || !event_id)
 		return -EINVAL;
 	memset(sig, 0, sizeof(*sig));
 	sig->value = (int64_t *)(uintptr_t)(p + AMD_SIGNAL_OFF_VALUE);
@@ -97,7 +119,7 @@ static int export_condition(struct kfdsync_ctx *ctx, const struct kfdsync_hsa_si
 	arg.deadline_ns = watchdog_ns > 0 ? (uint64_t)(kfdsync_now_ns() + watchdog_ns) : 0;
 	arg.condition = (uint32_t)condition;
 	arg.fd = eventfd;
-	ret = kfdsync_ioctl(fd, KFDSYNC_IOCTL_EXPORT_CONDITION, &arg);
+	ret = kfdsync_ctx_ioctl(fd, KFDSYNC_IOCTL_EXPORT_CONDITION, &arg);
 	return ret < 0 ? ret : arg.fd;
 }
 
@@ -265,13 +287,14 @@ KFDSYNC_EXPORT void kfdsync_hsa_signal_hint_cancel(uint64_t id)
 	pthread_mutex_unlock(&hints_lock);
 }
 
-void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx)
+/* Drop the hints of @ctx (of its event @event_id only, if not 0). */
+static void hints_drop(struct kfdsync_ctx *ctx, uint32_t event_id)
 {
 	pthread_mutex_lock(&hints_lock);
 	for (struct hint **p = &hints; *p;) {
 		struct hint *h = *p;
 
-		if (h->ctx == ctx) {
+		if (h->ctx == ctx && (!event_id || h->event_id == event_id)) {
 			*p = h->next;
 			free(h);
 		} else {
@@ -279,4 +302,19 @@ void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx)
 		}
 	}
 	pthread_mutex_unlock(&hints_lock);
+}
+
+void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx)
+{
+	hints_drop(ctx, 0);
+}
+
+KFDSYNC_EXPORT int kfdsync_hsa_signal_release(struct kfdsync_ctx *ctx,
+					      const struct kfdsync_hsa_signal *sig)
+{
+	if (!ctx || !hsa_signal_ok(sig))
+		return -EINVAL;
+	/* Its hints would find the event gone; they need not wait for that. */
+	hints_drop(ctx, sig->event_id);
+	return kfdsync_event_remove(ctx, sig->event_id);
 }

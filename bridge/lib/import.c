@@ -5,16 +5,20 @@
  *
  * Where the module cannot set amdkfd events itself (relay mode: it answers
  * SET_EVENT with EOPNOTSUPP), the library does that part: the kernel import
- * does everything else and signals an eventfd when done, and the context's
- * import relay thread, asleep in poll(2) on those eventfds and a wake-up
- * eventfd, calls hsaKmtSetEvent() for each. The event is thus set after the
- * memory write, as in the kernel path. The thread starts on the first relayed
- * import and stops in kfdsync_ctx_free(), before the context's fd is closed:
+ * does everything else and signals an eventfd when done, and the library
+ * then calls hsaKmtSetEvent() for it. The event is thus set after the memory
+ * write, as in the kernel path. Who watches the eventfds depends on the
+ * context's form: the threads form has an import relay thread, asleep in
+ * poll(2) on them and a wake-up eventfd, that starts on the first relayed
+ * import; the dispatch form adds each to the context's poll fd, and
+ * kfdsync_ctx_dispatch() sets the event (kfdsync_import_relay_done()).
+ * Either stops in kfdsync_ctx_free(), before the context's fd is closed:
  * closing it cancels the kernel imports still pending, whose events are then
  * never set, exactly as a cancelled in-kernel import.
  */
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -32,15 +36,18 @@ struct relay_item {
 };
 
 /**
- * struct kfdsync_import_relay - a context's import relay thread
- * @thread:	the thread
- * @wake:	eventfd that wakes the thread: new items or stop
+ * struct kfdsync_import_relay - a context's relayed imports
+ * @thread:	the thread (threads form)
+ * @wake:	eventfd that wakes the thread: new items or stop; -1 in the
+ *		dispatch form
  * @lock:	protects everything below
  * @items:	pending relayed imports
  * @n_items:	length of @items
  * @cap:	allocated length of @items
  * @stop:	the thread should return
  * @pid:	the process the thread runs in
+ * @dispatch:	the dispatch form: no thread, the items are in the poll fd
+ * @ctx:	the context, for kfdsync_ctx_fail()
  */
 struct kfdsync_import_relay {
 	pthread_t thread;
@@ -51,6 +58,8 @@ struct kfdsync_import_relay {
 	size_t cap;
 	bool stop;
 	pid_t pid;
+	bool dispatch;
+	struct kfdsync_ctx *ctx;
 };
 
 /* Set amdkfd event @event_id of this process through libhsakmt. */
@@ -104,8 +113,10 @@ static void *relay_main(void *arg)
 		}
 		fds[0] = (struct pollfd){ .fd = relay->wake, .events = POLLIN };
 		if (poll(fds, n, -1) < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || errno == ENOMEM)
 				continue;
+			/* Not seen: the events of the imports pending are never set. */
+			kfdsync_ctx_fail(relay->ctx, -errno);
 			break;
 		}
 		if (fds[0].revents) {
@@ -143,10 +154,14 @@ static void relay_wake(struct kfdsync_import_relay *relay)
 	(void)!write(relay->wake, &one, sizeof(one));
 }
 
-/* Start the context's relay thread if it is not running; 0 or -errno. */
+/*
+ * The context's import relay, made on first need: in the threads form its
+ * thread started. 0 or -errno.
+ */
 static int relay_start(struct kfdsync_ctx *ctx)
 {
 	struct kfdsync_import_relay *relay;
+	sigset_t all, old;
 	int ret;
 
 	if (ctx->import_relay)
@@ -154,15 +169,27 @@ static int relay_start(struct kfdsync_ctx *ctx)
 	relay = calloc(1, sizeof(*relay));
 	if (!relay)
 		return -ENOMEM;
+	relay->ctx = ctx;
+	relay->pid = getpid();
+	relay->wake = -1;
+	pthread_mutex_init(&relay->lock, NULL);
+	relay->dispatch = kfdsync_ctx_dispatching(ctx);
+	if (relay->dispatch) {
+		ctx->import_relay = relay;
+		return 0;
+	}
 	relay->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (relay->wake < 0) {
 		ret = -errno;
+		pthread_mutex_destroy(&relay->lock);
 		free(relay);
 		return ret;
 	}
-	pthread_mutex_init(&relay->lock, NULL);
-	relay->pid = getpid();
+	/* The application's signal handlers never run on our threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_create(&relay->thread, NULL, relay_main, relay);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		pthread_mutex_destroy(&relay->lock);
 		close(relay->wake);
@@ -176,9 +203,9 @@ static int relay_start(struct kfdsync_ctx *ctx)
 }
 
 /* Hand the kernel import's completion @efd to the relay; 0 or -errno. */
-static int relay_add(struct kfdsync_import_relay *relay, int efd,
-		     uint32_t event_id)
+static int relay_add(struct kfdsync_ctx *ctx, int efd, uint32_t event_id)
 {
+	struct kfdsync_import_relay *relay = ctx->import_relay;
 	int ret = 0;
 
 	pthread_mutex_lock(&relay->lock);
@@ -194,12 +221,42 @@ static int relay_add(struct kfdsync_import_relay *relay, int efd,
 			relay->cap = cap;
 		}
 	}
+	/* Listed before it can be seen in the poll fd. */
 	if (!ret)
 		relay->items[relay->n_items++] = (struct relay_item){
 			.eventfd = efd, .event_id = event_id };
+	if (!ret && relay->dispatch) {
+		ret = kfdsync_loop_add(ctx, efd, KFDSYNC_LOOP_IMPORT | (uint32_t)efd);
+		if (ret)
+			relay->n_items--;
+	}
 	pthread_mutex_unlock(&relay->lock);
-	if (!ret)
+	if (!ret && !relay->dispatch)
 		relay_wake(relay);
+	return ret;
+}
+
+int kfdsync_import_relay_done(struct kfdsync_ctx *ctx, int efd)
+{
+	struct kfdsync_import_relay *relay = ctx->import_relay;
+	size_t j;
+	int ret = -ENOENT;
+
+	/* Out of the poll fd in any case: a stale member would keep it readable. */
+	kfdsync_loop_del(ctx, efd);
+	if (!relay)
+		return ret;
+	pthread_mutex_lock(&relay->lock);
+	for (j = 0; j < relay->n_items; j++) {
+		if (relay->items[j].eventfd != efd)
+			continue;
+		relay_set_event(relay->items[j].event_id);
+		close(efd);
+		relay->items[j] = relay->items[--relay->n_items];
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&relay->lock);
 	return ret;
 }
 
@@ -219,7 +276,7 @@ void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx)
 	if (!relay)
 		return;
 	/* In a child of fork(2) the thread does not exist: nothing to join. */
-	if (getpid() == relay->pid) {
+	if (!relay->dispatch && getpid() == relay->pid) {
 		pthread_mutex_lock(&relay->lock);
 		relay->stop = true;
 		pthread_mutex_unlock(&relay->lock);
@@ -227,11 +284,13 @@ void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx)
 		pthread_join(relay->thread, NULL);
 	}
 
+	/* Closing them takes them out of the poll fd too. */
 	for (i = 0; i < relay->n_items; i++)
 		close(relay->items[i].eventfd);
 	free(relay->items);
 	pthread_mutex_destroy(&relay->lock);
-	close(relay->wake);
+	if (relay->wake >= 0)
+		close(relay->wake);
 	free(relay);
 	ctx->import_relay = NULL;
 }
@@ -255,9 +314,9 @@ static int import_relayed(struct kfdsync_ctx *ctx, struct kfdsync_import *args)
 		      KFDSYNC_IMPORT_EVENTFD;
 	args->event_id = 0;
 	args->eventfd = efd;
-	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, args);
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, args);
 	if (!ret)
-		ret = relay_add(ctx->import_relay, efd, event_id);
+		ret = relay_add(ctx, efd, event_id);
 	if (ret)
 		close(efd);
 	/*
@@ -289,7 +348,7 @@ KFDSYNC_EXPORT int kfdsync_import_sync_file(struct kfdsync_ctx *ctx,
 	args.event_id = desc->event_id;
 	args.fail_event_id = desc->fail_event_id;
 
-	ret = kfdsync_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &args);
+	ret = kfdsync_ctx_ioctl(ctx->fd, KFDSYNC_IOCTL_IMPORT_SYNC_FILE, &args);
 	if (ret != -EOPNOTSUPP || !(desc->flags & KFDSYNC_IMPORT_SET_EVENT))
 		return ret;
 	return import_relayed(ctx, &args);

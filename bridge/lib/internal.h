@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define KFDSYNC_EXPORT __attribute__((visibility("default")))
@@ -16,18 +17,50 @@
 struct kfdsync_import_relay;
 struct kfdsync_relays;
 
+/*
+ * struct kfdsync_loop - what kfdsync_ctx_get_poll_fd() and
+ * kfdsync_ctx_dispatch() work on (loop.c)
+ *
+ * @lock protects everything here.
+ */
+struct kfdsync_loop {
+	pthread_mutex_t lock;
+	int epoll_fd;		/* the poll fd, -1 until asked for (or dispatch form) */
+	int notify_fd;		/* eventfd in it: a failure waits to be reported */
+	int failure;		/* first failure not reported yet (-errno), or 0 */
+	pid_t pid;		/* the process that made the fds */
+};
+
+/* Tags of the poll fd's members (epoll data): kind in the top byte. */
+#define KFDSYNC_LOOP_NOTIFY	(1ULL << 56)
+#define KFDSYNC_LOOP_TIMER	(2ULL << 56)
+#define KFDSYNC_LOOP_IMPORT	(3ULL << 56)
+#define KFDSYNC_LOOP_KIND	(0xffULL << 56)
+
 /* A context: one open of /dev/kfdsync. */
 struct kfdsync_ctx {
 	int fd;
+	uint32_t flags;		/* KFDSYNC_CTX_* given to kfdsync_ctx_new_flags() */
 	/* Protects the lazy start of @import_relay. */
 	pthread_mutex_t lock;
-	/* import.c's relay thread, or NULL. */
+	/* import.c's relayed imports (and, threads form, its thread), or NULL. */
 	struct kfdsync_import_relay *import_relay;
-	/* relay.c's export relay threads (relay mode); own lock. */
+	/* relay.c's export relay (relay mode); own lock. */
 	struct kfdsync_relays *relays;
+	struct kfdsync_loop loop;
+	/* The module answers REGISTER with the event's source (1), not (0), unknown (-1). */
+	int register_reply;
 };
 
+/* Is @ctx in the dispatch form (KFDSYNC_CTX_DISPATCH)? */
+static inline bool kfdsync_ctx_dispatching(const struct kfdsync_ctx *ctx)
+{
+	return ctx->flags & KFDSYNC_CTX_DISPATCH;
+}
+
 void kfdsync_import_relay_stop(struct kfdsync_ctx *ctx);
+/* import.c, dispatch form: the import whose eventfd @efd became readable. */
+int kfdsync_import_relay_done(struct kfdsync_ctx *ctx, int efd);
 
 /* ioctl(2) retried on EINTR/EAGAIN; 0/positive or -errno. */
 static inline int kfdsync_ioctl(int fd, unsigned long req, void *arg)
@@ -38,6 +71,18 @@ static inline int kfdsync_ioctl(int fd, unsigned long req, void *arg)
 		ret = ioctl(fd, req, arg);
 	} while (ret < 0 && (errno == EINTR || errno == EAGAIN));
 	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * kfdsync_ioctl() on /dev/kfdsync: a request the module does not know
+ * (ENOTTY, an older module) is the library's one "not supported" errno,
+ * EOPNOTSUPP (kfdsync.h, "Errors").
+ */
+static inline int kfdsync_ctx_ioctl(int fd, unsigned long req, void *arg)
+{
+	int ret = kfdsync_ioctl(fd, req, arg);
+
+	return ret == -ENOTTY ? -EOPNOTSUPP : ret;
 }
 
 /* open(2) of a kfdsync device, close-on-exec, retried on EINTR; fd or -errno. */
@@ -61,16 +106,39 @@ static inline int64_t kfdsync_now_ns(void)
 }
 
 /*
- * relay.c: the export relay of a context (relay mode): a few threads with
- * event ages, one per relayed event without. A thread stops with its last
- * event; kfdsync_relays_free() stops and joins the rest.
+ * relay.c: the export relay of a context (relay mode). Threads form: a few
+ * threads with event ages, one per relayed event without; a thread stops
+ * with its last event, kfdsync_relays_free() stops and joins the rest.
+ * Dispatch form (relay_dispatch.c): no thread; kfdsync_relays_dispatch()
+ * asks amdkfd without waiting, from the caller's thread.
  */
-int kfdsync_relays_new(struct kfdsync_relays **out);
+int kfdsync_relays_new(struct kfdsync_ctx *ctx, struct kfdsync_relays **out);
 void kfdsync_relays_free(struct kfdsync_relays *rs);
 int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled);
-int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id,
-			uint64_t slot_addr);
+int kfdsync_relay_start(struct kfdsync_relays *rs, uint32_t event_id);
 void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id);
+/* Dispatch form: a fence of @event_id that may pend until @deadline_ns was exported. */
+void kfdsync_relay_exported(struct kfdsync_relays *rs, uint32_t event_id, int64_t deadline_ns);
+/* Dispatch form: report what amdkfd delivered to @event_id so far (before its age is read). */
+void kfdsync_relay_catch_up(struct kfdsync_relays *rs, uint32_t event_id);
+/* Dispatch form: the poll interval's tick; the number of signals reported. */
+int kfdsync_relays_dispatch(struct kfdsync_relays *rs);
+int kfdsync_relays_set_interval(struct kfdsync_relays *rs, int64_t interval_ns);
+/* What amdkfd offers the relay: 1 event ages, 0 none, -errno /dev/kfd unusable. */
+int kfdsync_relays_ages(struct kfdsync_relays *rs);
+
+/*
+ * loop.c: the poll fd. kfdsync_ctx_fail() records a failure of the relay
+ * (any thread): the poll fd becomes readable, kfdsync_ctx_dispatch()
+ * returns it once.
+ */
+void kfdsync_ctx_fail(struct kfdsync_ctx *ctx, int error);
+/* Add or remove a member of the poll fd (made first if needed); 0 or -errno. */
+int kfdsync_loop_add(struct kfdsync_ctx *ctx, int fd, uint64_t tag);
+void kfdsync_loop_del(struct kfdsync_ctx *ctx, int fd);
+void kfdsync_loop_init(struct kfdsync_loop *loop);
+void kfdsync_loop_fini(struct kfdsync_loop *loop);
+
 /*
  * event.c: kfdsync_event_add(), with the relay left out when @relay is
  * false (for events other threads wait on, such as ROCr's signal events).

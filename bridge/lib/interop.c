@@ -2,7 +2,9 @@
 /* Fences between sync_files, dma-bufs (implicit sync) and drm_syncobjs. */
 #include <errno.h>
 #include <linux/dma-buf.h>
+#include <linux/magic.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -21,6 +23,18 @@ static int dmabuf_flags(unsigned int flags, __u32 *out)
 	return 0;
 }
 
+/*
+ * ENOTTY from a dma-buf sync_file ioctl: a file that is not a dma-buf
+ * (-EINVAL), or a dma-buf of a kernel older than 6.0 (-EOPNOTSUPP). A
+ * dma-buf lives on the kernel's dmabuf pseudo filesystem.
+ */
+static int dmabuf_enotty(int dmabuf_fd)
+{
+	struct statfs sfs;
+
+	return !fstatfs(dmabuf_fd, &sfs) && sfs.f_type == DMA_BUF_MAGIC ? -EOPNOTSUPP : -EINVAL;
+}
+
 KFDSYNC_EXPORT int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int flags)
 {
 	struct dma_buf_export_sync_file arg;
@@ -32,6 +46,8 @@ KFDSYNC_EXPORT int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int f
 		return ret;
 	arg.fd = -1;
 	ret = kfdsync_ioctl(dmabuf_fd, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &arg);
+	if (ret == -ENOTTY)
+		return dmabuf_enotty(dmabuf_fd);
 	if (ret < 0)
 		return ret;
 	return arg.fd;	/* the kernel makes it O_CLOEXEC */
@@ -48,7 +64,8 @@ KFDSYNC_EXPORT int kfdsync_dmabuf_import_sync_file(int dmabuf_fd, int sync_file_
 	if (ret)
 		return ret;
 	arg.fd = sync_file_fd;
-	return kfdsync_ioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
+	ret = kfdsync_ioctl(dmabuf_fd, DMA_BUF_IOCTL_IMPORT_SYNC_FILE, &arg);
+	return ret == -ENOTTY ? dmabuf_enotty(dmabuf_fd) : ret;
 }
 
 /* libdrm returns -1/errno or -errno depending on the function: normalise. */

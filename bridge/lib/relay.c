@@ -45,6 +45,12 @@
  * Threads block every signal and are stopped by their kick and joined,
  * never cancelled. They are named "kfdsync-relay" (tests and tools/bench
  * find them in /proc/self/task by that name).
+ *
+ * That is the *threads form*. A context made with KFDSYNC_CTX_DISPATCH has
+ * the *dispatch form* instead (relay_dispatch.c): no thread, the caller's
+ * event loop asks amdkfd without waiting. Both share what is below the
+ * threads' code here: the report to the module, the age probe, and what
+ * happens when the relay loses an event (kfdsync_relay_lost()).
  */
 #include <hsakmt.h>
 #include <pthread.h>
@@ -58,53 +64,10 @@
 
 #include "kfdsync.h"
 #include "internal.h"
-
-/*
- * amdkfd's uAPI (<linux/kfd_ioctl.h>, which needs <drm/drm.h> and is not in
- * Debian's linux-libc-dev for userspace), restated: struct kfd_event_data is
- * a 32-byte union (for signal events its first member is last_event_age),
- * a u64, the event id and padding; WAIT_EVENTS' argument is 24 bytes.
- */
-struct kfd_wait_event_data {
-	union {
-		uint8_t exception_data[32];
-		uint64_t last_event_age;
-	};
-	uint64_t kfd_event_data_ext;
-	uint32_t event_id;
-	uint32_t pad;
-};
-
-struct kfd_wait_events_args {
-	uint64_t events_ptr;
-	uint32_t num_events;
-	uint32_t wait_for_all;
-	uint32_t timeout;
-	uint32_t wait_result;
-};
-
-struct kfd_get_version_args {
-	uint32_t major_version;
-	uint32_t minor_version;
-};
-
-#define KFD_IOC_GET_VERSION	_IOR('K', 0x01, struct kfd_get_version_args)
-#define KFD_IOC_WAIT_EVENTS	_IOWR('K', 0x0C, struct kfd_wait_events_args)
-#define KFD_WAIT_COMPLETE	0
-#define KFD_TIMEOUT_INFINITE	0xffffffffU
-
-_Static_assert(sizeof(struct kfd_wait_event_data) == 48, "kfd_event_data");
-_Static_assert(sizeof(struct kfd_wait_events_args) == 24, "kfd_ioctl_wait_events_args");
-
-/* Age mode: events per thread, and threads per context (4 * 1024 > 4095). */
-#define RELAY_GROUP_MAX		1024
-#define RELAY_MAX_GROUPS	4
+#include "relay.h"
 
 /* The threads call only ioctl(2) (no libhsakmt); ASan's frames fit too. */
 #define RELAY_STACK_SIZE	(128 * 1024)
-
-/* An age amdkfd cannot report: a probe with it returns the age at once. */
-#define AGE_UNKNOWN		UINT64_MAX
 
 /* One relayed event in a group. */
 struct member {
@@ -138,6 +101,7 @@ struct group {
 	uint64_t gen;		/* bumped at every change of the members */
 	uint64_t armed;		/* the gen the thread's current wait was built from */
 	bool stop;
+	bool dead;		/* age mode: its thread ended on a failure of /dev/kfd */
 	atomic_bool stop_flag;	/* binary mode: written before the kick is set */
 	/* the thread's snapshot of its wait */
 	struct kfd_wait_event_data *wait;
@@ -147,22 +111,8 @@ struct group {
 	struct group *next;	/* binary mode: in relays.binary */
 };
 
-struct kfdsync_relays {
-	pthread_mutex_t lock;	/* protects everything below and the groups */
-	pthread_cond_t armed_cond;
-	bool enabled;
-	int ctx_fd;
-	int kfd_fd;		/* our own /dev/kfd, -1 until the first relay */
-	bool ages;		/* amdkfd reports event ages (age mode) */
-	atomic_bool have_relay_signals; /* the module has KFDSYNC_IOCTL_RELAY_SIGNALS */
-	pid_t kfd_pid;		/* we hold an hsaKmtOpenKFD() reference of this process */
-	uint64_t serial;
-	struct group *groups[RELAY_MAX_GROUPS];	/* age mode */
-	size_t n_groups;
-	struct group *binary;	/* binary mode: one group per event */
-};
 
-int kfdsync_relays_new(struct kfdsync_relays **out)
+int kfdsync_relays_new(struct kfdsync_ctx *ctx, struct kfdsync_relays **out)
 {
 	struct kfdsync_relays *r = calloc(1, sizeof(*r));
 
@@ -170,17 +120,19 @@ int kfdsync_relays_new(struct kfdsync_relays **out)
 		return -ENOMEM;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->armed_cond, NULL);
+	r->ctx = ctx;
 	r->enabled = true;
+	r->dispatch = kfdsync_ctx_dispatching(ctx);
 	r->kfd_fd = -1;
-	r->ctx_fd = -1;
+	r->timer_fd = -1;
 	atomic_init(&r->have_relay_signals, true);
 	*out = r;
 	return 0;
 }
 
 /* ioctl(2) on /dev/kfd retried on EINTR/EAGAIN, as libhsakmt does. */
-static int kfd_wait(int kfd_fd, struct kfd_wait_event_data *ev, uint32_t n, uint32_t timeout,
-		    uint32_t *result)
+int kfdsync_kfd_wait(int kfd_fd, struct kfd_wait_event_data *ev, uint32_t n,
+		     uint32_t timeout, uint32_t *result)
 {
 	struct kfd_wait_events_args a = {
 		.events_ptr = (uintptr_t)ev, .num_events = n, .wait_for_all = 0,
@@ -193,22 +145,24 @@ static int kfd_wait(int kfd_fd, struct kfd_wait_event_data *ev, uint32_t n, uint
 }
 
 /* Report @count signals of @event_id; 0, or -errno of the module. */
-static int report(struct kfdsync_relays *rs, uint32_t event_id, uint64_t count)
+int kfdsync_relay_report(struct kfdsync_relays *rs, uint32_t event_id, uint64_t count)
 {
+	int ctx_fd = rs->ctx->fd;
+
 	while (count) {
 		uint32_t n = count > INT32_MAX ? INT32_MAX : (uint32_t)count;
 		struct kfdsync_relay_signals s = { .event_id = event_id, .count = n };
-		int ret = -ENOTTY;
+		int ret = -EOPNOTSUPP;
 
 		if (atomic_load(&rs->have_relay_signals))
-			ret = kfdsync_ioctl(rs->ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNALS, &s);
-		if (ret == -ENOTTY) {
+			ret = kfdsync_ctx_ioctl(ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNALS, &s);
+		if (ret == -EOPNOTSUPP) {
 			/* A module without RELAY_SIGNALS: one at a time. */
 			struct kfdsync_relay_signal one = { .event_id = event_id };
 
 			atomic_store(&rs->have_relay_signals, false);
 			for (uint32_t i = 0; i < n; i++) {
-				ret = kfdsync_ioctl(rs->ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &one);
+				ret = kfdsync_ctx_ioctl(ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &one);
 				if (ret < 0)
 					return ret;
 			}
@@ -225,11 +179,11 @@ static int report(struct kfdsync_relays *rs, uint32_t event_id, uint64_t count)
  * signal (a wait that returns at once). 0 and *@age, or -errno (-EINVAL:
  * amdkfd does not know the event).
  */
-static int probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
+int kfdsync_kfd_probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
 {
 	struct kfd_wait_event_data ev = { .last_event_age = AGE_UNKNOWN, .event_id = event_id };
 	uint32_t result;
-	int ret = kfd_wait(kfd_fd, &ev, 1, 0, &result);
+	int ret = kfdsync_kfd_wait(kfd_fd, &ev, 1, 0, &result);
 
 	if (ret < 0)
 		return ret;
@@ -237,6 +191,33 @@ static int probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
 		return -EPROTO;
 	*age = ev.last_event_age;
 	return 0;
+}
+
+/*
+ * What a failed wait or probe of one event means: amdkfd does not know it
+ * (EINVAL at the start of a wait, EIO when it was destroyed under one), or
+ * the relay's /dev/kfd itself failed (anything else).
+ */
+static bool lost_event(int err)
+{
+	return err == -EINVAL || err == -EIO;
+}
+
+void kfdsync_relay_lost(struct kfdsync_relays *rs, uint32_t event_id, int error)
+{
+	struct kfdsync_event_unregister arg = { .event_id = event_id };
+
+	/* -ENOENT: the application unregistered it meanwhile; nothing lost. */
+	if (kfdsync_ctx_ioctl(rs->ctx->fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg) == 0)
+		kfdsync_ctx_fail(rs->ctx, error);
+}
+
+/* A report the module refused for a reason other than "nothing to relay". */
+static void report_failed(struct kfdsync_relays *rs, int err)
+{
+	/* ENOENT: unregistered meanwhile; EBUSY: the hooks count it. */
+	if (err < 0 && err != -ENOENT && err != -EBUSY)
+		kfdsync_ctx_fail(rs->ctx, err);
 }
 
 /* Under relays.lock: is @sn still the registration its member holds? */
@@ -267,7 +248,7 @@ static void group_report(struct group *g)
 		 * for us to re-arm); -EBUSY: the hooks count it. Either way
 		 * nothing to tell; the age is still ours to keep.
 		 */
-		(void)report(rs, sn->event_id, now - sn->sent);
+		report_failed(rs, kfdsync_relay_report(rs, sn->event_id, now - sn->sent));
 		sn->sent = now;
 	}
 	pthread_mutex_lock(&rs->lock);
@@ -284,32 +265,62 @@ static void group_report(struct group *g)
  * Age mode, after a failed wait: amdkfd fails the whole wait when one event
  * is unknown (destroyed without being unregistered first). Probe each
  * member alone, report what moved, and drop the ones amdkfd does not know
- * (their fences end by their watchdog: no hooks, no relay).
+ * (kfdsync_relay_lost(): their fences end at once, the application is
+ * told). Returns 0, or the error of a probe that failed for another reason
+ * (the relay's /dev/kfd is unusable).
  */
-static void group_sort_out(struct group *g)
+static int group_sort_out(struct group *g)
 {
 	struct kfdsync_relays *rs = g->rs;
+	int fatal = 0;
 	size_t i;
 
 	for (i = 0; i < g->n_wait; i++) {
 		struct snap *sn = &g->snap[i];
 		struct member *m;
 		uint64_t age = sn->sent;
-		int ret = probe_age(rs->kfd_fd, sn->event_id, &age);
+		int ret = kfdsync_kfd_probe_age(rs->kfd_fd, sn->event_id, &age);
 
+		if (ret < 0 && !lost_event(ret)) {
+			fatal = ret;
+			break;
+		}
 		if (ret == 0 && age != sn->sent)
-			(void)report(rs, sn->event_id, age - sn->sent);
+			report_failed(rs, kfdsync_relay_report(rs, sn->event_id, age - sn->sent));
 		pthread_mutex_lock(&rs->lock);
 		m = snap_member(g, sn);
 		if (m && ret < 0) {
 			m->event_id = 0;
 			m->serial = 0;
 			g->gen++;
+			kfdsync_relay_lost(rs, sn->event_id, -EIDRM);
 		} else if (m) {
 			m->age = age;
 		}
 		pthread_mutex_unlock(&rs->lock);
 	}
+	return fatal;
+}
+
+/*
+ * The relay's /dev/kfd failed with @err: none of the group's events can be
+ * relayed any more. Each is lost (its fences end now); the group is dead
+ * (no thread waits for it) and takes no new event. Under relays.lock.
+ */
+static void group_fail(struct group *g, int err)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_members; i++) {
+		if (!g->members[i].event_id)
+			continue;
+		kfdsync_relay_lost(g->rs, g->members[i].event_id, err);
+		g->members[i].event_id = 0;
+		g->members[i].serial = 0;
+	}
+	g->n_members = 0;
+	g->gen++;
+	g->dead = true;
 }
 
 /* Build the thread's wait from the members; under relays.lock. */
@@ -352,14 +363,17 @@ static void *group_main_ages(void *arg)
 		group_arm(g);
 		pthread_mutex_unlock(&rs->lock);
 
-		ret = kfd_wait(rs->kfd_fd, g->wait, (uint32_t)g->n_wait + 1,
-			       KFD_TIMEOUT_INFINITE, &result);
-		if (ret == -EINVAL || ret == -EIO) {
-			group_sort_out(g);
-		} else if (ret == -ENOMEM) {
+		ret = kfdsync_kfd_wait(rs->kfd_fd, g->wait, (uint32_t)g->n_wait + 1,
+				       KFD_TIMEOUT_INFINITE, &result);
+		if (lost_event(ret))
+			ret = group_sort_out(g);
+		if (ret == -ENOMEM) {
 			usleep(100000);	/* amdkfd's waiter array; try again */
 		} else if (ret < 0) {
-			break;		/* /dev/kfd unusable: nothing to wait on */
+			/* /dev/kfd unusable: nothing to wait on. */
+			pthread_mutex_lock(&rs->lock);
+			group_fail(g, ret);
+			break;
 		} else if (result == KFD_WAIT_COMPLETE) {
 			group_report(g);
 		}
@@ -386,20 +400,34 @@ static void *group_main_binary(void *arg)
 		memset(ev, 0, sizeof(ev));
 		ev[0].event_id = id;
 		ev[1].event_id = g->kick->EventId;
-		ret = kfd_wait(rs->kfd_fd, ev, 2, KFD_TIMEOUT_INFINITE, &result);
+		ret = kfdsync_kfd_wait(rs->kfd_fd, ev, 2, KFD_TIMEOUT_INFINITE, &result);
 		if (atomic_load(&g->stop_flag))
 			break;
+		if (ret == -ENOMEM) {
+			usleep(100000);	/* amdkfd's waiter array; try again */
+			continue;
+		}
 		/*
 		 * An error (the event was destroyed, /dev/kfd went away) would
-		 * come back at once on every retry: end instead of spinning.
+		 * come back at once on every retry: the event is lost (its
+		 * fences end now, the application is told), the thread ends.
 		 */
-		if (ret < 0)
+		if (ret < 0) {
+			kfdsync_relay_lost(rs, id, lost_event(ret) ? -EIDRM : ret);
+			/* kfdsync_relay_stop() of a new registration of @id is not ours. */
+			pthread_mutex_lock(&rs->lock);
+			g->members[0].event_id = 0;
+			pthread_mutex_unlock(&rs->lock);
 			break;
+		}
 		if (result != KFD_WAIT_COMPLETE)
 			continue;
 		/* ENOENT, EBUSY, EPERM: nothing left to relay. */
-		if (report(rs, id, 1) < 0)
+		ret = kfdsync_relay_report(rs, id, 1);
+		if (ret < 0) {
+			report_failed(rs, ret);
 			break;
+		}
 	}
 	return NULL;
 }
@@ -487,7 +515,7 @@ static void group_free(struct group *g)
 }
 
 /* The first relay of a context: our /dev/kfd and what amdkfd offers. */
-static int relays_open(struct kfdsync_relays *rs, int ctx_fd)
+int kfdsync_relays_open(struct kfdsync_relays *rs)
 {
 	struct kfd_get_version_args v = { 0 };
 	HSAKMT_STATUS st;
@@ -509,10 +537,21 @@ static int relays_open(struct kfdsync_relays *rs, int ctx_fd)
 	}
 	rs->kfd_pid = getpid();
 	rs->kfd_fd = fd;
-	rs->ctx_fd = ctx_fd;
 	rs->ages = !kfdsync_ioctl(fd, KFD_IOC_GET_VERSION, &v) &&
 		   (v.major_version > 1 || (v.major_version == 1 && v.minor_version >= 14));
 	return 0;
+}
+
+int kfdsync_relays_ages(struct kfdsync_relays *rs)
+{
+	int ret;
+
+	pthread_mutex_lock(&rs->lock);
+	ret = kfdsync_relays_open(rs);
+	if (!ret)
+		ret = rs->ages;
+	pthread_mutex_unlock(&rs->lock);
+	return ret;
 }
 
 /* Age mode: add @event_id to the least loaded group; under relays.lock. */
@@ -525,7 +564,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 	int ret;
 
 	for (i = 0; i < rs->n_groups; i++)
-		if (!g || rs->groups[i]->n_members < g->n_members)
+		if (!rs->groups[i]->dead && (!g || rs->groups[i]->n_members < g->n_members))
 			g = rs->groups[i];
 	/* Count the free entries too: reuse one before growing a group. */
 	if (g) {
@@ -571,17 +610,22 @@ static int add_binary(struct kfdsync_relays *rs, uint32_t event_id)
 	return 0;
 }
 
-int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id,
-			uint64_t slot_addr)
+int kfdsync_relay_start(struct kfdsync_relays *rs, uint32_t event_id)
 {
 	int ret = 0;
 
-	(void)slot_addr;
 	pthread_mutex_lock(&rs->lock);
 	if (!rs->enabled)
 		goto out;
-	ret = relays_open(rs, ctx_fd);
+	ret = kfdsync_relays_open(rs);
 	if (ret)
+		goto out;
+	/*
+	 * The dispatch form cannot relay without event ages: a wait that does
+	 * not block can lose a signal on such an amdkfd (see the top).
+	 */
+	ret = -EOPNOTSUPP;
+	if (rs->dispatch && !rs->ages)
 		goto out;
 	if (rs->ages) {
 		uint64_t age;
@@ -592,15 +636,16 @@ int kfdsync_relay_start(struct kfdsync_relays *rs, int ctx_fd, uint32_t event_id
 		 * consumes it. Work submitted after kfdsync_event_add()
 		 * returns (the documented pattern) signals after it.
 		 */
-		ret = probe_age(rs->kfd_fd, event_id, &age);
+		ret = kfdsync_kfd_probe_age(rs->kfd_fd, event_id, &age);
 		if (ret == 0)
-			ret = add_ages(rs, event_id, age);
+			ret = rs->dispatch ? kfdsync_dispatch_add(rs, event_id, age) :
+					     add_ages(rs, event_id, age);
 	} else {
 		struct kfd_wait_event_data ev = { .event_id = event_id };
 		uint32_t result;
 
 		/* The same for binary mode: consume a latched signal. */
-		ret = kfd_wait(rs->kfd_fd, &ev, 1, 0, &result);
+		ret = kfdsync_kfd_wait(rs->kfd_fd, &ev, 1, 0, &result);
 		if (ret == 0)
 			ret = add_binary(rs, event_id);
 	}
@@ -615,6 +660,11 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 	size_t i, j, k;
 
 	pthread_mutex_lock(&rs->lock);
+	if (rs->dispatch) {
+		kfdsync_dispatch_remove(rs, event_id);
+		pthread_mutex_unlock(&rs->lock);
+		return;
+	}
 	for (p = &rs->binary; *p; p = &(*p)->next) {
 		if ((*p)->members[0].event_id == event_id) {
 			gb = *p;
@@ -678,6 +728,7 @@ void kfdsync_relays_free(struct kfdsync_relays *rs)
 	}
 	for (i = 0; i < rs->n_groups; i++)
 		group_free(rs->groups[i]);
+	kfdsync_dispatch_free(rs);
 	if (rs->kfd_fd >= 0)
 		close(rs->kfd_fd);
 	/* Not in a child of fork(2): libhsakmt's state there is not ours. */

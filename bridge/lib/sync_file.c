@@ -6,6 +6,8 @@
 #include <linux/sync_file.h>
 #include <libsync.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,41 +56,110 @@ KFDSYNC_EXPORT int kfdsync_sync_file_merge(const char *name, int fd1, int fd2)
 	return ret;
 }
 
+/* How a sync_file stands: 1 signalled, 0 pending, < 0 its error; or -EINVAL, -EBADF. */
+static int state_of(int fd, int32_t *state)
+{
+	struct sync_file_info info;
+	int ret;
+
+	memset(&info, 0, sizeof(info));
+	ret = kfdsync_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+	if (ret < 0)
+		return ret == -ENOTTY || ret == -EFAULT ? -EINVAL : ret;
+	*state = info.status;
+	return 0;
+}
+
+/* poll(2)'s timeout for @deadline (-1: none), rounded up: never early. */
+static int poll_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - kfdsync_now_ns();
+	left = left < 0 ? 0 : (left + 999999) / 1000000;
+	return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+KFDSYNC_EXPORT int kfdsync_sync_file_wait_many(const int *fds, unsigned int count,
+					       uint32_t flags, int64_t timeout_ns,
+					       int32_t *status)
+{
+	/*
+	 * One deadline for the whole wait, taken before anything else: every
+	 * fence gets what is left of it, never the timeout again.
+	 */
+	int64_t deadline = timeout_ns < 0 ? -1 : kfdsync_now_ns() + timeout_ns;
+	bool all = flags & KFDSYNC_WAIT_ALL;
+	struct pollfd *pfd;
+	int32_t *st = status;
+	unsigned int ended = 0, i, n;
+	int ret = 0;
+
+	if (!fds || !count || (flags & ~KFDSYNC_WAIT_ALL) || count > INT32_MAX)
+		return -EINVAL;
+	pfd = calloc(count, sizeof(*pfd));
+	if (!st)
+		st = calloc(count, sizeof(*st));
+	if (!pfd || !st) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < count && !ret; i++) {
+		if (fcntl(fds[i], F_GETFD) < 0)
+			ret = -EBADF;
+		else
+			ret = state_of(fds[i], &st[i]);
+	}
+	if (ret)
+		goto out;
+	for (;;) {
+		for (i = 0, n = 0, ended = 0; i < count; i++) {
+			if (st[i]) {
+				ended++;
+				continue;
+			}
+			pfd[n++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		}
+		if (ended == count || (!all && ended)) {
+			ret = (int)ended;
+			break;
+		}
+		if (deadline >= 0 && kfdsync_now_ns() >= deadline) {
+			ret = -ETIME;
+			break;
+		}
+		ret = poll(pfd, n, poll_ms(deadline));
+		if (ret < 0 && errno != EINTR && errno != EAGAIN) {
+			ret = -errno;
+			break;
+		}
+		ret = 0;
+		/* Who ended, in the callers' order; a poll error is the fd's own. */
+		for (i = 0; i < count && !ret; i++)
+			if (!st[i])
+				ret = state_of(fds[i], &st[i]);
+		if (ret)
+			break;
+	}
+out:
+	free(pfd);
+	if (st != status)
+		free(st);
+	return ret;
+}
+
+KFDSYNC_EXPORT int kfdsync_sync_file_wait_status(int fd, int64_t timeout_ns, int32_t *status)
+{
+	int ret = kfdsync_sync_file_wait_many(&fd, 1, 0, timeout_ns, status);
+
+	return ret < 0 ? ret : 0;
+}
+
 KFDSYNC_EXPORT int kfdsync_sync_file_wait(int fd, int64_t timeout_ns)
 {
-	int64_t deadline = timeout_ns < 0 ? -1 : kfdsync_now_ns() + timeout_ns;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	int ret = kfdsync_sync_file_check(fd);
-
-	if (ret < 0)
-		return ret;
-	if (ret == 0)
-		return -EINVAL;
-	/*
-	 * libsync's sync_wait() takes milliseconds; poll directly so that
-	 * sub-millisecond timeouts and long ones both keep their meaning.
-	 */
-	for (;;) {
-		int ms = -1;
-
-		if (deadline >= 0) {
-			int64_t left = deadline - kfdsync_now_ns();
-
-			/* Round up: never return before the deadline. */
-			left = left < 0 ? 0 : (left + 999999) / 1000000;
-			ms = left > INT32_MAX ? INT32_MAX : (int)left;
-		}
-		ret = poll(&pfd, 1, ms);
-		if (ret > 0) {
-			if (pfd.revents & (POLLERR | POLLNVAL))
-				return -EINVAL;
-			return 0;
-		}
-		if (ret == 0 && (deadline < 0 || kfdsync_now_ns() >= deadline))
-			return -ETIME;
-		if (ret < 0 && errno != EINTR && errno != EAGAIN)
-			return -errno;
-	}
+	return kfdsync_sync_file_wait_status(fd, timeout_ns, NULL);
 }
 
 KFDSYNC_EXPORT int kfdsync_sync_file_get_status(int fd,

@@ -170,6 +170,9 @@ def proc_tree(d):
                              dict(r13, tgid="108", comm="other2")]
     # Key order is part of the output: the columns' order.
     want["contexts"] = [{c: r[c] for c in CTX_COLS} for r in want["contexts"]]
+    # Numbers are JSON numbers; the words stay strings.
+    want = {t: [{k: v if k in ("comm", "source", "slot", "name") else int(v)
+                 for k, v in r.items()} for r in rows] for t, rows in want.items()}
     return proc, dev, want, unreadable
 
 

@@ -32,7 +32,9 @@ int main(void)
 	uint32_t h = 0;
 	struct kfdsync_sync_file_status st;
 	struct kfdsync_module_info mi;
+	struct kfdsync_caps caps = { 0 };
 	struct kfdsync_ctx *ctx = NULL;
+	char why[128];
 	int p[2], closed;
 	unsigned int named = 0;
 
@@ -48,6 +50,32 @@ int main(void)
 		{ "ctx_new_null", kfdsync_ctx_new(NULL), -EINVAL },
 		{ "ctx_fd_null", kfdsync_ctx_fd(NULL), -EINVAL },
 		{ "ctx_set_relay_null", kfdsync_ctx_set_relay(NULL, false), -EINVAL },
+		{ "ctx_new_flags_null", kfdsync_ctx_new_flags(NULL, KFDSYNC_CTX_DISPATCH), -EINVAL },
+		{ "ctx_new_flags_unknown", kfdsync_ctx_new_flags(&ctx, 2), -EINVAL },
+		{ "ctx_get_poll_fd_null", kfdsync_ctx_get_poll_fd(NULL), -EINVAL },
+		{ "ctx_dispatch_null", kfdsync_ctx_dispatch(NULL), -EINVAL },
+		{ "ctx_set_dispatch_interval_null",
+		  kfdsync_ctx_set_dispatch_interval(NULL, 1000000), -EINVAL },
+		{ "ctx_get_caps_null", kfdsync_ctx_get_caps(NULL, &caps), -EINVAL },
+		{ "caps_why_not_null", kfdsync_caps_why_not(NULL, KFDSYNC_CAP_HOOKS, why, 8),
+		  -EINVAL },
+		{ "caps_why_not_two_bits",
+		  kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HOOKS | KFDSYNC_CAP_HSA, why, 8), -EINVAL },
+		{ "caps_why_not_unknown_bit", kfdsync_caps_why_not(&caps, 1u << 30, why, 8),
+		  -EINVAL },
+		{ "caps_why_not_null_buf", kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HSA, NULL, 8),
+		  -EINVAL },
+		{ "sync_file_wait_many_null", kfdsync_sync_file_wait_many(NULL, 1, 0, 0, NULL),
+		  -EINVAL },
+		{ "sync_file_wait_many_none", kfdsync_sync_file_wait_many(p, 0, 0, 0, NULL), -EINVAL },
+		{ "sync_file_wait_many_bad_flags", kfdsync_sync_file_wait_many(p, 1, 2, 0, NULL),
+		  -EINVAL },
+		{ "sync_file_wait_many_pipe", kfdsync_sync_file_wait_many(p, 2, 0, -1, NULL),
+		  -EINVAL },
+		{ "sync_file_wait_many_closed", kfdsync_sync_file_wait_many(&closed, 1, 0, -1, NULL),
+		  -EBADF },
+		{ "sync_file_wait_status_pipe", kfdsync_sync_file_wait_status(p[0], 0, NULL),
+		  -EINVAL },
 		{ "amdgpu_fence_null_dev", kfdsync_amdgpu_fence_export_sync_file(NULL, NULL),
 		  AMDGPU_ERR(-EINVAL) },
 		{ "amdgpu_syncobj_null_dev", kfdsync_amdgpu_syncobj_from_sync_file(NULL, p[0], &h),
@@ -83,11 +111,12 @@ int main(void)
 		  -EINVAL },
 		{ "dmabuf_export_no_flags", kfdsync_dmabuf_export_sync_file(p[0], 0), -EINVAL },
 		{ "dmabuf_export_bad_flags", kfdsync_dmabuf_export_sync_file(p[0], 4), -EINVAL },
+		/* "Not supported" is only ever -EOPNOTSUPP: a pipe is bad input. */
 		{ "dmabuf_export_not_dmabuf",
-		  kfdsync_dmabuf_export_sync_file(p[0], KFDSYNC_DMABUF_READ), -ENOTTY },
+		  kfdsync_dmabuf_export_sync_file(p[0], KFDSYNC_DMABUF_READ), -EINVAL },
 		{ "dmabuf_import_bad_flags", kfdsync_dmabuf_import_sync_file(p[0], p[1], 8), -EINVAL },
 		{ "dmabuf_import_not_dmabuf",
-		  kfdsync_dmabuf_import_sync_file(p[0], p[1], KFDSYNC_DMABUF_WRITE), -ENOTTY },
+		  kfdsync_dmabuf_import_sync_file(p[0], p[1], KFDSYNC_DMABUF_WRITE), -EINVAL },
 		{ "syncobj_import_not_drm", kfdsync_syncobj_import_sync_file(p[0], 1, 0, p[1]),
 		  -EOPNOTSUPP },
 		{ "syncobj_export_not_drm_timeline", kfdsync_syncobj_export_sync_file(p[0], 1, 5),
@@ -106,11 +135,12 @@ int main(void)
 		{ "kfdsync_fence_status", sizeof(struct kfdsync_fence_status), 96 },
 		{ "kfdsync_sync_file_status", sizeof(struct kfdsync_sync_file_status), 64 },
 		{ "kfdsync_hsa_signal", sizeof(struct kfdsync_hsa_signal), 40 },
+		{ "kfdsync_caps", sizeof(struct kfdsync_caps), 368 },
 	};
 	const unsigned int nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	char long_name[KFDSYNC_NAME_MAX + 2];
 
-	tap_plan(n + nsizes + 6);
+	tap_plan(n + nsizes + 8);
 	for (unsigned int i = 0; i < nsizes; i++)
 		tap_ok(sizes[i].size == sizes[i].want, "struct_size_%s (%zu, want %zu)",
 		       sizes[i].name, sizes[i].size, sizes[i].want);
@@ -129,6 +159,19 @@ int main(void)
 	       "hook_names_known_bits_only");
 	kfdsync_ctx_free(NULL);
 	tap_ok(true, "ctx_free_null_is_noop");
+
+	/* Why a capability is missing, from the facts in the struct. */
+	caps = (struct kfdsync_caps){ .supported = KFDSYNC_CAP_HSA, .kernel_version = 0x060100,
+				      .module_abi = 2, .kfd_version = (1u << 16) | 12 };
+	tap_ok(kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HSA, why, sizeof(why)) == 1 && !why[0] &&
+	       kfdsync_caps_why_not(&caps, KFDSYNC_CAP_DEADLINE, why, sizeof(why)) == 0 &&
+	       !strcmp(why, "Linux 6.1; needs 6.4 or later"), "caps_why_not_kernel (%s)", why);
+	tap_ok(kfdsync_caps_why_not(&caps, KFDSYNC_CAP_MODULE_ABI, why, sizeof(why)) == 0 &&
+	       strstr(why, "ABI 2") && kfdsync_caps_why_not(&caps, KFDSYNC_CAP_DISPATCH, why,
+							    sizeof(why)) == 0 &&
+	       strstr(why, "no event ages") && kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HOOKS,
+								     NULL, 0) == 0,
+	       "caps_why_not_abi_and_dispatch (%s)", why);
 
 	if (access("/dev/kfdsync", F_OK) == 0) {
 		tap_skip("/dev/kfdsync exists here", "ctx_new_without_module");

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The simulated compute stage of kfdsync-egl and kfdsync-vulkan: see sim_stage.h. */
+/* The frames of kfdsync-egl and kfdsync-vulkan on the compute stage: see sim_stage.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "kfdsim.h"
 #include "sim_stage.h"
 
 #define MS 1000000LL
@@ -17,7 +16,7 @@ int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t by
 {
 	int ret;
 
-	*s = (struct sim_stage){ .o = o, .bytes = bytes, .sim_fd = -1 };
+	*s = (struct sim_stage){ .o = o, .bytes = bytes };
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
 		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded?");
 		return -ENODEV;
@@ -29,18 +28,10 @@ int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t by
 		    ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
 		return ret;
 	}
-	s->sim_fd = kfdsim_open();
-	if (s->sim_fd < 0) {
-		err("cannot open " KFDSIM_DEVICE ": %s (the GPU simulator kfdsim.ko is loaded "
-		    "only in the project's test guest)", strerror(-s->sim_fd));
-		return s->sim_fd;
-	}
-	ret = kfdsim_queue_create(s->sim_fd, 16384, &s->queue, NULL);
-	if (ret) {
-		err("cannot create a simulated queue: %s", strerror(-ret));
+	ret = gpu_open(&s->gpu, GPU_SIM);
+	if (ret)
 		return ret;
-	}
-	ret = kfd_signal_event_new(s->ctx, &s->event);
+	ret = stage_event_new(s->ctx, &s->ev);
 	if (ret)
 		return ret;
 	s->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -56,13 +47,10 @@ int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t by
 
 void sim_stage_close(struct sim_stage *s)
 {
-	if (s->sim_fd >= 0) {
-		kfdsim_queue_destroy(s->sim_fd, s->queue);
-		close(s->sim_fd);
-	}
+	/* The queue first (also inside a wait), then the event and the context. */
+	gpu_close(s->gpu);
+	stage_event_free(s->ctx, &s->ev);
 	kfdsync_ctx_free(s->ctx);
-	if (s->event)
-		hsaKmtDestroyEvent(s->event);
 	if (s->kfd_open)
 		hsaKmtCloseKFD();
 	if (s->shared)
@@ -71,40 +59,42 @@ void sim_stage_close(struct sim_stage *s)
 		munmap(s->result, s->bytes);
 }
 
+/* A's drawing: fill the consumer's input, then record when (a_done_ns). */
+struct fill {
+	struct sim_stage *s;
+	void *input;
+	uint32_t colour;
+};
+
+static void fill_input(struct pm4_buf *b, void *arg)
+{
+	struct fill *f = arg;
+
+	pm4_dma_fill(b, (uintptr_t)f->input, f->colour, f->s->bytes);
+	pm4_release_mem(b, (uintptr_t)&f->s->shared->a_done_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
+			PM4_RELEASE_MEM_INT_NONE, 0);
+}
+
 int sim_stage_submit_a(struct sim_stage *s, int n, void *input, uint32_t colour,
 		       int64_t *submit_ns)
 {
 	const struct frame_options *o = s->o;
-	uint32_t dw[256];
-	struct pm4_buf b = PM4_BUF_INIT(dw);
-	struct kfdsync_event_state st;
-	int busy = n == o->hold_frame || n == o->error_frame ? o->hold_ms : o->compute_ms;
-	int64_t watchdog = n == o->error_frame ? o->error_ms * MS : 2 * (int64_t)o->timeout_ms * MS;
-	int ret;
+	struct fill f = { .s = s, .input = input, .colour = colour };
+	struct stage_job job = {
+		.n = (unsigned int)n,
+		.draw = fill_input,
+		.arg = &f,
+		/* The fill comes last: a consumer that reads early finds the old frame. */
+		.draw_last = true,
+		.busy_ms = (unsigned int)(n == o->hold_frame || n == o->error_frame ?
+					  o->hold_ms : o->compute_ms),
+		.watchdog_ns = n == o->error_frame ? o->error_ms * MS :
+						     2 * (int64_t)o->timeout_ms * MS,
+	};
+	int fence = stage_submit(s->gpu, s->ctx, &s->ev, &job);
 
-	ret = kfdsync_event_get_state(s->ctx, s->event->EventId, &st);
-	if (ret || st.age != s->signals) {
-		err("frame %d: the event's age is not what was submitted (%s)", n,
-		    ret ? strerror(-ret) : "a signal is missing");
-		return ret ? ret : -EPROTO;
-	}
-	for (int left = busy; left > 0; left -= 60000)
-		pm4_sim_delay(&b, (uint32_t)(left > 60000 ? 60000 : left) * 1000);
-	pm4_dma_fill(&b, (uintptr_t)input, colour, s->bytes);
-	pm4_release_mem(&b, (uintptr_t)&s->shared->a_done_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
-			PM4_RELEASE_MEM_INT_NONE, 0);
-	pm4_release_mem_event(&b, s->event->EventData.HWData2, s->event->EventId);
-	*submit_ns = now_ns();
-	ret = kfdsim_submit_buf(s->sim_fd, s->queue, &b, NULL);
-	if (ret) {
-		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
-		return ret;
-	}
-	s->signals++;
-	ret = kfdsync_event_export_sync_file(s->ctx, s->event->EventId, st.age, watchdog);
-	if (ret < 0)
-		err("frame %d: cannot export the event as a sync_file: %s", n, strerror(-ret));
-	return ret;
+	*submit_ns = job.submit_ns;
+	return fence;
 }
 
 int sim_stage_submit_b(struct sim_stage *s, int n, const void *output, uint64_t *end)
@@ -119,10 +109,15 @@ int sim_stage_submit_b(struct sim_stage *s, int n, const void *output, uint64_t 
 			PM4_RELEASE_MEM_INT_NONE, 0);
 	pm4_dma_copy(&b, (uintptr_t)&s->shared->gate_seen, (uintptr_t)&s->shared->gate, 8);
 	pm4_dma_copy(&b, (uintptr_t)s->result, (uintptr_t)output, s->bytes);
-	ret = kfdsim_submit_buf(s->sim_fd, s->queue, &b, end);
+	ret = gpu_submit(s->gpu, &b, end);
 	if (ret)
 		err("frame %d: cannot submit to the simulated queue: %s", n, strerror(-ret));
 	return ret;
+}
+
+int sim_stage_wait(struct sim_stage *s, uint64_t pos)
+{
+	return gpu_wait_pos(s->gpu, pos, s->o->timeout_ms);
 }
 
 bool image_is_frame(const struct frame_options *o, const uint32_t *px, int n, uint32_t colour,

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The simulated compute stage of kfdsync-egl and kfdsync-vulkan: a queue of
- * the test rig's GPU simulator (sim/, kfdsim.ko), one KFD signal event that
- * kfdsync exports, and per frame N two command streams around the
- * consumer's work (EGL or Vulkan):
+ * The frames of kfdsync-egl and kfdsync-vulkan on the examples' compute
+ * stage (compute.h): a queue of the test rig's GPU simulator (sim/,
+ * kfdsim.ko), one KFD signal event that kfdsync exports, and per frame N
+ * two command streams around the consumer's work (EGL or Vulkan):
  *
  *   A  the compute time, then fill the consumer's input with frame N's
  *      colour, then RELEASE_MEM on the event: sim_stage_submit_a() returns
@@ -25,8 +25,7 @@
 #include <hsakmt.h>
 #include <kfdsync.h>
 
-/* Written to the gate when the fence that opens it ended with an error. */
-#define GATE_ERROR UINT32_MAX
+#include "compute.h"
 
 /* The options kfdsync-egl and kfdsync-vulkan both take (see their usage()). */
 struct frame_options {
@@ -47,10 +46,8 @@ struct sim_stage {
 	size_t bytes;			/* one image, width * height * 4 */
 	struct kfdsync_ctx *ctx;
 	bool kfd_open;
-	HsaEvent *event;		/* A's RELEASE_MEM signals it */
-	uint64_t signals;		/* RELEASE_MEMs on @event submitted so far */
-	int sim_fd;
-	uint32_t queue;
+	struct stage_event ev;		/* A's RELEASE_MEM signals it */
+	struct gpu *gpu;		/* the simulated queue */
 	struct shared *shared;
 	uint32_t *result;		/* B's copy of the consumer's output */
 };
@@ -83,6 +80,9 @@ int sim_stage_submit_a(struct sim_stage *s, int n, void *input, uint32_t colour,
  * *@end gets the queue position at which B is done. Returns 0 or -errno.
  */
 int sim_stage_submit_b(struct sim_stage *s, int n, const void *output, uint64_t *end);
+
+/* Wait until the queue has executed up to @pos, at most --timeout-ms. */
+int sim_stage_wait(struct sim_stage *s, uint64_t pos);
 
 /*
  * What frame @n looks like: @colour, a white square in the middle. On a

@@ -344,7 +344,7 @@ static int run_frame(struct app *app, int n)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = kfdsim_queue_wait(app->sim.sim_fd, app->sim.queue, end, app->o.timeout_ms);
+	ret = sim_stage_wait(&app->sim, end);
 	if (ret) {
 		err("frame %d: the compute queue did not finish within %d ms: %s", n,
 		    app->o.timeout_ms, strerror(-ret));
@@ -551,7 +551,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	printf("compute: simulated GPU (kfdsim), KFD event %u exported by kfdsync\n",
-	       app.sim.event->EventId);
+	       app.sim.ev.event->EventId);
 	fflush(stdout);
 	for (int n = 0; n < app.o.frames && ret == EXIT_OK; n++)
 		ret = run_frame(&app, n);

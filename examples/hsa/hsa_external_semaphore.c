@@ -30,6 +30,12 @@
  * decremented, the mailbox written, the interrupt raised) and kfdsync sees
  * it the same way.
  *
+ * Lifetimes, as <kfdsync_hsa.h> wants them: an export registers its
+ * signal's KFD event with the context; kfdsync_hsa_release() gives that
+ * back once the signal is exported no more, and always before
+ * hsa_signal_destroy() (ROCr reuses a destroyed signal's memory and KFD
+ * event for the next signal it creates).
+ *
  * Needs kfdsync.ko, a /dev/kfd (amdgpu loaded; a CPU-only one is enough)
  * and ROCr. README.md in this directory says how to build and run it.
  */
@@ -174,7 +180,7 @@ int main(int argc, char **argv)
 		/* The import holds its own fence reference. */
 		close(release_fd);
 		release_fd = -1;
-		if (ret == -ENOTTY) {
+		if (ret == -EOPNOTSUPP) {
 			fprintf(stderr, "hsa_external_semaphore: this kfdsync.ko cannot import "
 				"sync_files (no KFDSYNC_IOCTL_IMPORT_SYNC_FILE)\n");
 			return 1;
@@ -188,6 +194,7 @@ int main(int argc, char **argv)
 
 	for (unsigned int i = 0; i < st.count; i++) {
 		struct frame *f = &st.frames[i];
+		int32_t fence = 0;
 		int done_fd;
 
 		/* The display releases the buffer the frame renders into. */
@@ -199,19 +206,14 @@ int main(int argc, char **argv)
 						       watchdog_ns);
 		if (done_fd < 0)
 			die("kfdsync_hsa_export_sync_file", -done_fd);
-		ret = kfdsync_sync_file_wait(done_fd, 10 * NSEC_PER_SEC);
 		/*
 		 * Signalled is not the same as done: a fence that ended with an
 		 * error (its watchdog, its event's owner gone) signals too. The
 		 * status says which; a compositor must not present such a frame.
 		 */
-		if (ret == 0) {
-			struct kfdsync_sync_file_status fs;
-
-			ret = kfdsync_sync_file_get_status(done_fd, &fs, NULL, 0);
-			if (ret >= 0)
-				ret = fs.status < 0 ? fs.status : 0;
-		}
+		ret = kfdsync_sync_file_wait_status(done_fd, 10 * NSEC_PER_SEC, &fence);
+		if (ret == 0)
+			ret = fence < 0 ? fence : 0;
 		if (ret == -ETIME)
 			printf("compositor: frame %u: not complete after 10 s\n", i);
 		else if (ret)
@@ -219,9 +221,10 @@ int main(int argc, char **argv)
 			       i, strerror(-ret));
 		else
 			printf("compositor: frame %u: complete, presenting\n", i);
-		/* The compositor is done with the fence. */
+		/* The compositor is done with the fence, and with the signal's export. */
 		close(done_fd);
 		done_fd = -1;
+		kfdsync_hsa_release(ctx, f->done);
 		if (ret) {
 			status = 1;
 			break;
@@ -240,6 +243,8 @@ int main(int argc, char **argv)
 	}
 	pthread_join(stream, NULL);
 	for (unsigned int i = 0; i < st.count; i++) {
+		/* Released above, or never exported (-ENOENT): nothing registered now. */
+		kfdsync_hsa_release(ctx, st.frames[i].done);
 		hsa_signal_destroy(st.frames[i].done);
 		hsa_signal_destroy(st.frames[i].release);
 	}

@@ -238,9 +238,9 @@ static void fdinfo_other_user(struct kfdsync_ctx *ctx)
 		if (n == -EACCES)
 			bits |= 1;
 		if (run_list("--json 2>/dev/null", out, sizeof(out)) == 0) {
-			snprintf(want, sizeof(want), "\"tgid\": \"%d\", \"comm\": \"nobody 9\", ",
+			snprintf(want, sizeof(want), "\"tgid\": %d, \"comm\": \"nobody 9\", ",
 				 getpid());
-			snprintf(theirs, sizeof(theirs), "\"tgid\": \"%d\"", parent);
+			snprintf(theirs, sizeof(theirs), "\"tgid\": %d,", parent);
 			if (strstr(out, "\"contexts\": [{") && strstr(out, want))
 				bits |= 2;
 			if (!strstr(out, theirs))
@@ -307,7 +307,7 @@ static void fdinfo_timeline(void)
 	if (n <= 0 || !strstr(text, want))
 		tap_diag("%s", n > 0 ? text : "no fdinfo");
 
-	snprintf(want, sizeof(want), "\"tgid\": \"%d\", \"comm\": \"br\\u000ax 2\", ", getpid());
+	snprintf(want, sizeof(want), "\"tgid\": %d, \"comm\": \"br\\u000ax 2\", ", getpid());
 	snprintf(want2, sizeof(want2), "\"name\": \"kfdsync-timeline:%d:br\\u000ax 2\"", getpid());
 	ok = run_list("--json", out, sizeof(out)) == 0 && strstr(out, "\"timelines\": [{");
 	tap_ok(ok && strstr(strstr(out, "\"timelines\""), want) && strstr(out, want2),
@@ -351,10 +351,11 @@ static void list_shows(struct kfdsync_ctx *ctx, uint32_t id)
 	}
 	const char *src = relay_mode ? "relay" : "hooks";
 
-	snprintf(want_ctx, sizeof(want_ctx), "\"tgid\": \"%d\", \"comm\": \"br export 1\", "
-		 "\"source\": \"%s\", \"events\": \"1\", \"pending\": \"1\"", getpid(), src);
-	snprintf(want_ev, sizeof(want_ev), "\"tgid\": \"%d\", \"source\": \"%s\", "
-		 "\"id\": \"%u\", \"age\": \"0\"", getpid(), src, id);
+	/* Numbers as JSON numbers, words as strings. */
+	snprintf(want_ctx, sizeof(want_ctx), "\"tgid\": %d, \"comm\": \"br export 1\", "
+		 "\"source\": \"%s\", \"events\": 1, \"pending\": 1", getpid(), src);
+	snprintf(want_ev, sizeof(want_ev), "\"tgid\": %d, \"source\": \"%s\", "
+		 "\"id\": %u, \"age\": 0", getpid(), src, id);
 	tap_ok(p && pclose(p) == 0 && strstr(out, want_ctx), "cli_list_json_context");
 	tap_ok(strstr(out, want_ev) != NULL, "cli_list_json_event");
 	if (!strstr(out, want_ev))

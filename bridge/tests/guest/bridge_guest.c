@@ -324,6 +324,116 @@ static void cli_timeline_step_tests(void)
 }
 
 /*
+ * kfdsync_sync_file_wait_many(): any and all, one timeout for the whole
+ * wait, and how each fence ended, on three timeline fences of their own
+ * timelines (one signalled, one ended with -ENOENT, one pending).
+ */
+static void wait_many_tests(void)
+{
+	struct kfdsync_timeline *tl[3] = { NULL };
+	int32_t st[3] = { 9, 9, 9 };
+	int fds[3], any, all, many;
+	int64_t t0, ms;
+
+	for (int i = 0; i < 3; i++) {
+		if (kfdsync_timeline_new(&tl[i]))
+			tap_bail("kfdsync_timeline_new");
+		fds[i] = kfdsync_timeline_create_fence(tl[i], 1, NULL);
+	}
+	t0 = vgem_now_ns();
+	any = kfdsync_sync_file_wait_many(fds, 3, 0, 300 * MS, st);
+	all = kfdsync_sync_file_wait_many(fds, 3, KFDSYNC_WAIT_ALL, 300 * MS, NULL);
+	ms = (vgem_now_ns() - t0) / MS;
+	/* Two waits of 300 ms, none of them cut short. */
+	tap_ok(any == -ETIME && all == -ETIME && !st[0] && !st[1] && !st[2] && ms >= 600,
+	       "sync_file_wait_many_times_out (%d %d, %lld ms)", any, all, (long long)ms);
+	kfdsync_timeline_inc(tl[0], 1);
+	kfdsync_timeline_free(tl[1]);
+	tl[1] = NULL;
+	any = kfdsync_sync_file_wait_many(fds, 3, 0, 10000 * MS, st);
+	tap_ok(any == 2 && st[0] == 1 && st[1] == -ENOENT && st[2] == 0,
+	       "sync_file_wait_many_any_says_how_each_ended (%d: %d %d %d)", any, st[0], st[1],
+	       st[2]);
+	kfdsync_timeline_inc(tl[2], 1);
+	all = kfdsync_sync_file_wait_many(fds, 3, KFDSYNC_WAIT_ALL, 10000 * MS, st);
+	tap_ok(all == 3 && st[2] == 1 && kfdsync_sync_file_wait_status(fds[1], 0, &st[0]) == 0 &&
+	       st[0] == -ENOENT, "sync_file_wait_many_all_and_wait_status (%d, %d)", all, st[0]);
+	for (int i = 0; i < 3; i++) {
+		close(fds[i]);
+		kfdsync_timeline_free(tl[i]);
+	}
+	/*
+	 * 70 pending fences of 70 timelines in one sync_file (a merge keeps
+	 * only fences still pending): 'inspect --json' shows every one.
+	 */
+	{
+		static struct kfdsync_timeline *t[70];
+		int acc = -1, n = 0, ret;
+		char *out = malloc(65536);
+
+		for (int i = 0; i < 70 && out; i++) {
+			int f;
+
+			if (kfdsync_timeline_new(&t[i]))
+				break;
+			f = kfdsync_timeline_create_fence(t[i], 1, NULL);
+			kfdsync_sync_file_accumulate(NULL, &acc, f);
+			close(f);
+		}
+		ret = out ? cli(acc, out, 65536, (const char *[]){ "inspect", "--json", "3",
+								   NULL }) : -1;
+		for (const char *p = out; ret == 0 && (p = strstr(p, "\"driver\"")); p++)
+			n++;
+		many = n;
+		tap_ok(ret == 0 && many == 70, "cli_inspect_json_every_fence (%d of 70)", many);
+		free(out);
+		if (acc >= 0)
+			close(acc);
+		for (int i = 0; i < 70; i++)
+			kfdsync_timeline_free(t[i]);
+	}
+}
+
+/*
+ * 'kfdsync wait --timeout' is for all the fences together, not each;
+ * 'kfdsync merge' says when an input had already failed (the merge cannot
+ * carry that error) and does not hand such a merge to a command.
+ */
+static void cli_wait_merge_tests(void)
+{
+	char out[4096], cli_path[512];
+	int ret;
+
+	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
+	/*
+	 * Fences that signal 3 s apart, the first awaited before the clock
+	 * starts; then 4.5 s for the other two: the last one is too late (a
+	 * timeout given to each fence would let every one in). The margin
+	 * covers the second CLI's start, up to 1.5 s.
+	 */
+	ret = cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "3",
+		  "--interval", "3000", "--", "sh", "-c", "\"$0\" wait --timeout 20000 3 && "
+		  "\"$0\" wait --timeout 4500 4 5; echo r=$?", cli_path, NULL });
+	tap_ok(shown(ret == 0 && strstr(out, "r=124") && strstr(out, "5: timed out") &&
+		     !strstr(out, "4: timed out"), out), "cli_wait_timeout_is_total");
+	/* Three pending fences: each is named. */
+	ret = cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--independent", "--count",
+		  "3", "--interval", "0", "--", "sh", "-c", "\"$0\" wait --timeout 500 3 4 5; "
+		  "echo r=$?", cli_path, NULL });
+	tap_ok(shown(ret == 0 && strstr(out, "r=124") && strstr(out, "3: timed out") &&
+		     strstr(out, "4: timed out") && strstr(out, "5: timed out"), out),
+	       "cli_wait_names_every_late_fence");
+	/* Fence 3 ended with -ENOENT before the merge: said, exit 1, no command. */
+	ret = cli_run("end 1\n", false, false, -1, out, sizeof(out), (const char *[]){
+		"timeline", "--count", "2", "--interval", "0", "--stdin", "--independent", "--",
+		"sh", "-c", "\"$0\" wait --timeout 10000 3; \"$0\" merge 3 4; echo m=$?; "
+		"\"$0\" merge 3 4 -- echo ran; echo c=$?", cli_path, NULL });
+	tap_ok(shown(ret == 0 && strstr(out, "m=1") && strstr(out, "c=1") && !strstr(out, "ran") &&
+		     strstr(out, "3 had already ended with error -2"), out),
+	       "cli_merge_reports_an_input_that_had_failed");
+}
+
+/*
  * The no-permission message names the node's real owner, group and mode.
  * Without udev in the guest, /dev/kfdsync is root:root 0600; then as the
  * udev rule would make it.
@@ -459,7 +569,7 @@ int main(void)
 	struct utsname uts;
 	int vgem, sfa, sfb, sfm, sfc, sfd, sfe, n;
 
-	tap_plan(55);
+	tap_plan(62);
 	uname(&uts);
 	if (!tap_ok(kfdsync_ctx_new(&ctx) == 0, "ctx_new"))
 		tap_bail("no kfdsync context");
@@ -479,11 +589,18 @@ int main(void)
 		tap_ok((mi.flags & KFDSYNC_INFO_AMDKFD_PRESENT) &&
 		       (mi.hooks & KFDSYNC_HOOK_GPU_INTERRUPT),
 		       "module_info_hooks_attached (%#x)", mi.hooks);
+		/* The capabilities too, and why one is missing (deadlines before 6.4). */
 		tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "info", NULL }) == 0 &&
-		       strstr(out, "mode:     hooks") && strstr(out, "gpu_interrupt"), "cli_info");
+		       strstr(out, "mode:     hooks") && strstr(out, "gpu_interrupt") &&
+		       strstr(out, "\nsupports: hooks ") && strstr(out, " hsa import ") &&
+		       (strstr(out, " deadline ") || strstr(out, "missing:  deadline: Linux")),
+		       "cli_info");
+		if (!strstr(out, "supports:"))
+			tap_diag("%s", out);
 		tap_ok(cli(-1, out, sizeof(out), (const char *[]){ "info", "--json", NULL }) == 0 &&
-		       strstr(out, "\"abi_version\": 1") && strstr(out, "\"mode\": \"hooks\""),
-		       "cli_info_json");
+		       strstr(out, "\"abi_version\": 1") && strstr(out, "\"mode\": \"hooks\"") &&
+		       strstr(out, "\"caps\": {\"hooks\": true, ") &&
+		       strstr(out, "\"missing\": {"), "cli_info_json");
 	}
 
 	vgem = drm_open_driver("vgem", false);
@@ -572,13 +689,16 @@ int main(void)
 		tap_diag("cannot raise kfdsync's watchdog_ms: pending checks may race it");
 	timeline_tests();
 	cli_timeline_step_tests();
+	wait_many_tests();
+	cli_wait_merge_tests();
 	if (watchdog[0])
 		kfdsync_param_write("watchdog_ms", watchdog);
 	cli_permission_tests();
 
 	tap_ok(kfdsync_sync_file_merge(NULL, sfa, vgem) == -EINVAL, "sync_file_merge_non_sync_file");
 	reserved_and_name_tests(sfa, sfb);
-	tap_ok(kfdsync_dmabuf_export_sync_file(vgem, KFDSYNC_DMABUF_READ) == -ENOTTY,
+	/* A DRM device is not a dma-buf: bad input, not "not supported". */
+	tap_ok(kfdsync_dmabuf_export_sync_file(vgem, KFDSYNC_DMABUF_READ) == -EINVAL,
 	       "dmabuf_export_not_dmabuf");
 
 	close(sfa);

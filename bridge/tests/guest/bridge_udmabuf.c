@@ -137,8 +137,8 @@ int main(void)
 	       "import_non_sync_file_einval");
 	tap_ok(kfdsync_dmabuf_export_sync_file(buf, 0) == -EINVAL &&
 	       kfdsync_dmabuf_import_sync_file(buf, f2, 4) == -EINVAL, "bad_flags_einval");
-	tap_ok(kfdsync_dmabuf_export_sync_file(dev, KFDSYNC_DMABUF_READ) == -ENOTTY,
-	       "udmabuf_device_is_not_a_dmabuf_enotty");
+	tap_ok(kfdsync_dmabuf_export_sync_file(dev, KFDSYNC_DMABUF_READ) == -EINVAL,
+	       "udmabuf_device_is_not_a_dmabuf_einval");
 
 	close(f1);
 	close(f2);

@@ -57,7 +57,8 @@
  * Exiting frees the kfdsync context, which ends the pending fence with
  * -ECANCELED, so the display does not stay blocked.
  *
- * The compute back-end (compute.h) is the test rig's simulated GPU or, not
+ * The compute back-end (examples/common/compute.h, the examples' one
+ * compute stage) is the test rig's simulated GPU or, not
  * tested on hardware, a KFD compute queue on an AMD GPU.
  */
 #include <errno.h>
@@ -83,8 +84,6 @@
 
 /* Double buffering: frame N draws into the buffer frame N-2 was shown from. */
 #define NUM_BUFFERS		2
-/* Written to "presented" when an out-fence ends with an error: opens every gate. */
-#define GATE_ERROR		UINT32_MAX
 #define MS			1000000LL
 
 /* Exit statuses (see usage()). */
@@ -121,20 +120,14 @@ struct shared {
 	/* The gate: kfdsync writes N + 1 here when commit N's out-fence signals. */
 	uint64_t presented;
 	/* What each buffer's last compute recorded, for the trace. */
-	struct stamp {
-		uint64_t frame;		/* WRITE_DATA: the frame it drew */
-		uint64_t gate_seen;	/* "presented" as the GPU passed the gate */
-		uint64_t start_ns;	/* RELEASE_MEM timestamp right after the gate */
-	} stamp[NUM_BUFFERS];
+	struct stage_stamp stamp[NUM_BUFFERS];
 };
 
 /* One of the NUM_BUFFERS buffers, with the KFD event its compute signals. */
 struct slot {
 	struct buffer buf;
 	uint64_t buf_va;	/* the buffer as the queue addresses it */
-	HsaEvent *event;	/* signalled by the RELEASE_MEM of this buffer's frames */
-	bool registered;	/* with kfdsync */
-	uint64_t signals;	/* RELEASE_MEMs on @event submitted so far */
+	struct stage_event ev;	/* signalled by the RELEASE_MEM of this buffer's frames */
 };
 
 /* A frame between compute submission and the end of its commit. */
@@ -272,91 +265,61 @@ static int gate_on_out_fence(struct app *app, int out_fence, unsigned int n)
 
 /* ---- compute: draw a frame, signal its event, export the in-fence ---- */
 
+/* What stage_submit() draws: frame @n into slot @s. */
+struct frame_draw {
+	const struct slot *s;
+	unsigned int n;
+};
+
+static void draw_job(struct pm4_buf *b, void *arg)
+{
+	const struct frame_draw *d = arg;
+
+	draw_frame(b, d->s, d->n);
+}
+
+/* The examples' compute stage (examples/common/compute.h) runs the frame. */
 static int compute_submit(struct app *app, unsigned int n, struct frame *f)
 {
-	static uint32_t dw[8192];	/* one frame's stream; 32 KiB, off the stack */
-	struct pm4_buf b = PM4_BUF_INIT(dw);
 	struct slot *s = &app->slots[n % NUM_BUFFERS];
-	const uint64_t stamp_va = app->shared_va + offsetof(struct shared, stamp) +
-				  n % NUM_BUFFERS * sizeof(app->shared->stamp[0]);
-	struct kfdsync_event_state st;
-	unsigned int busy_ms;
-	size_t draw_len;
-	uint64_t end;
-	int ret;
+	struct frame_draw d = { .s = s, .n = n };
+	struct stage_job job = {
+		.n = n,
+		/*
+		 * 1. Wait until commit n - 1 is done: then frame n - 2, whose
+		 * buffer this frame reuses, is off the screen. (Frame 1's
+		 * buffer is still unused, but one rule for every frame keeps
+		 * the pipeline simple; frame 0's gate is open.)
+		 */
+		.gate_va = app->shared_va + offsetof(struct shared, presented),
+		.gate_min = n,
+		.stamp_va = app->shared_va + offsetof(struct shared, stamp) +
+			    n % NUM_BUFFERS * sizeof(app->shared->stamp[0]),
+		/*
+		 * 2. Draw: the pixels first, the simulated compute time after,
+		 * so that the buffer holds the whole new frame while its fence
+		 * is still pending (a display that did not wait would show it).
+		 */
+		.draw = draw_job,
+		.arg = &d,
+		.busy_ms = app->opt.late && n > 0 ? app->opt.hold_ms : app->opt.compute_ms,
+		.hang = app->opt.hang_at == (long)n,	/* test hook: never signals */
+		/*
+		 * 3. Signal the frame's event; its next signal is the in-fence.
+		 * kfdsync's watchdog is twice our own timeout, so this program
+		 * always notices a stuck compute first.
+		 */
+		.watchdog_ns = 2 * (int64_t)app->opt.timeout_ms * MS,
+	};
 
-	/*
-	 * The event's age before submission. Every earlier RELEASE_MEM on this
-	 * event has signalled by now (its frame was displayed before we got
-	 * here), so "the next signal after this age" is this frame's.
-	 */
-	ret = kfdsync_event_get_state(app->ctx, s->event->EventId, &st);
-	if (ret) {
-		err("frame %u: kfdsync_event_get_state: %s", n, strerror(-ret));
-		return ret;
-	}
-	if (st.age != s->signals) {
-		err("frame %u: event %u has age %" PRIu64 ", expected %" PRIu64
-		    ": an earlier frame's signal is missing", n, s->event->EventId,
-		    st.age, s->signals);
-		return -EPROTO;
-	}
-
-	/*
-	 * 1. Wait until commit n - 1 is done: then frame n - 2, whose buffer
-	 * this frame reuses, is off the screen. (Frame 1's buffer is still
-	 * unused, but one rule for every frame keeps the pipeline simple.)
-	 */
-	if (n > 0)
-		pm4_wait_reg_mem(&b, app->shared_va + offsetof(struct shared, presented),
-				 PM4_WAIT_GE, n, 0xffffffffu);
-	/* Record what the gate saw, which frame this is, and when it started. */
-	pm4_dma_copy(&b, stamp_va + offsetof(struct stamp, gate_seen),
-		     app->shared_va + offsetof(struct shared, presented), 8);
-	pm4_write_data64(&b, stamp_va + offsetof(struct stamp, frame), n);
-	pm4_release_mem(&b, stamp_va + offsetof(struct stamp, start_ns), 0,
-			PM4_RELEASE_MEM_DATA_GPU_CLOCK, PM4_RELEASE_MEM_INT_NONE, 0);
-	/*
-	 * 2. Draw. The pixels go in first and the simulated compute time
-	 * after, so that the buffer holds the whole new frame while its fence
-	 * is still pending: a display that did not wait would show it.
-	 */
-	draw_frame(&b, s, n);
-	draw_len = b.len;
-	busy_ms = app->opt.late && n > 0 ? app->opt.hold_ms : app->opt.compute_ms;
-	if (busy_ms)
-		pm4_sim_delay(&b, busy_ms * 1000);	/* a NOP on real hardware */
-	if (app->opt.hang_at == (long)n)
-		pm4_sim_hang(&b);			/* test hook: never signals */
-	/* 3. Signal the frame's event: write its slot, interrupt. */
-	pm4_release_mem_event(&b, s->event->EventData.HWData2, s->event->EventId);
-	if (b.overflow) {
-		err("frame %u: the command stream does not fit (%zu dwords)", n, b.cap);
-		return -ENOSPC;
-	}
-
-	f->submit_ns = now_ns();
-	ret = gpu_submit(app->gpu, &b, &end);
-	if (ret)
-		return ret;
-	s->signals++;
+	f->in_fence = stage_submit(app->gpu, app->ctx, &s->ev, &job);
+	if (f->in_fence < 0)
+		return f->in_fence;
 	f->index = n;
 	f->slot = s;
 	f->out_fence = -1;
-	f->draw_end = end - (b.len - draw_len);
-
-	/*
-	 * The in-fence. Exporting after submission is fine: the age pins
-	 * which signal it stands for. kfdsync's watchdog is twice our own
-	 * timeout, so this program always notices a stuck compute first.
-	 */
-	f->in_fence = kfdsync_event_export_sync_file(app->ctx, s->event->EventId, st.age,
-						     2 * (int64_t)app->opt.timeout_ms * MS);
-	if (f->in_fence < 0) {
-		ret = f->in_fence;
-		err("frame %u: cannot export its event as a sync_file: %s", n, strerror(-ret));
-		return ret;
-	}
+	f->draw_end = job.draw_end;
+	f->submit_ns = job.submit_ns;
 	app->computes_submitted++;
 	return 0;
 }
@@ -512,7 +475,7 @@ static int finish_commit(struct app *app)
 		screendump(app, "frame%u-shown", f->index);
 
 	if (app->opt.verbose) {
-		const struct stamp *st = &app->shared->stamp[f->index % NUM_BUFFERS];
+		const struct stage_stamp *st = &app->shared->stamp[f->index % NUM_BUFFERS];
 		char gate[96] = "no gate (first frame)";
 
 		if (f->index > 0)
@@ -640,13 +603,12 @@ static int setup(struct app *app)
 	for (int i = 0; i < NUM_BUFFERS; i++) {
 		struct slot *s = &app->slots[i];
 
-		ret = gpu_map_buffer(app->gpu, &s->buf, &s->buf_va);
+		ret = gpu_map_buffer(app->gpu, s->buf.map, s->buf.dmabuf_fd, &s->buf_va);
 		if (ret)
 			return ret;
-		ret = kfd_signal_event_new(app->ctx, &s->event);
+		ret = stage_event_new(app->ctx, &s->ev);
 		if (ret)
 			return ret;
-		s->registered = true;
 	}
 	return 0;
 }
@@ -674,8 +636,9 @@ static void teardown(struct app *app)
 	for (unsigned int i = 0; i < app->num_ready; i++)
 		close(app->ready[i].in_fence);
 	for (int i = 0; i < NUM_BUFFERS; i++) {
-		if (app->slots[i].event)
-			hsaKmtDestroyEvent(app->slots[i].event);
+		/* Unregistered by kfdsync_ctx_free() above: destroyed after it. */
+		if (app->slots[i].ev.event)
+			hsaKmtDestroyEvent(app->slots[i].ev.event);
 		if (app->display.fd >= 0)
 			buffer_destroy(&app->display, &app->slots[i].buf);
 	}

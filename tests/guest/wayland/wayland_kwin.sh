@@ -5,7 +5,7 @@
 # wp_linux_drm_syncobj_v1, in the 6.12 guest chrooted in the trixie root
 # (tests/vm/run --root trixie, virtio-gpu). Prints TAP.
 #
-# usage: wayland_kwin.sh CLIENT
+# usage: wayland_kwin.sh CLIENT [EXAMPLE]
 #
 # What it checks, from KWin's own screenshots (org.kde.KWin.ScreenShot2),
 # never from presentation timestamps:
@@ -18,7 +18,10 @@
 #     kfdsync turns into the gate the buffer's next compute waits for
 #     (WAIT_REG_MEM), and the queue passes the gate only after it signalled;
 #   - a fence that ends with an error (-ETIMEDOUT) fails the frame with a
-#     clear message.
+#     clear message;
+#   - the same for EXAMPLE (kfdsync-wayland, examples/display/wayland), the
+#     short client: syncobj path, a held frame not shown until its fence
+#     signalled, an errored fence fails the frame.
 #
 # How KWin runs here, and why:
 #   - udevd (SYSTEMD_IGNORE_CHROOT=1, "add" events for DRM only) and a D-Bus
@@ -35,8 +38,9 @@
 #     QEMU's TCG (-cpu max) as soon as it samples a client's texture.
 
 CLIENT=$1
+EXAMPLE=${2:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
-PLAN=15
+PLAN=20
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() { n=$((n + 1)); echo "not ok $n - $*"; }
@@ -93,7 +97,7 @@ if ! udevadm control --ping 2>/dev/null; then
 fi
 
 # The rest runs inside one D-Bus session (KWin's screenshot interface).
-export CLIENT HERE VDEV VCARD T PLAN
+export CLIENT EXAMPLE HERE VDEV VCARD T PLAN
 export KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1 GALLIUM_OVERRIDE_CPU_CAPS=sse4.1
 export ASAN_OPTIONS=detect_leaks=0
 dbus-run-session -- sh "$HERE/wayland_kwin_session.sh"

@@ -58,7 +58,11 @@ cat >"$T/capture" <<'EOF'
 #!/bin/sh
 exec "$HERE/kwin-screenshot" "$KFDSYNC_RESULTS/kwin-$1.png"
 EOF
-chmod +x "$T/capture"
+cat >"$T/capture-example" <<'EOF'
+#!/bin/sh
+exec "$HERE/kwin-screenshot" "$KFDSYNC_RESULTS/kwin-example-$1.png"
+EOF
+chmod +x "$T/capture" "$T/capture-example"
 
 # run NAME ARGS...: the client's stdout in $T/NAME, stderr in $T/NAME.err.
 run() {
@@ -141,6 +145,33 @@ run stall --gpu sim --fullscreen --size 640x480 --frames 2 --compute-ms 100 \
 check "a fence that never signals: the frame is held back, clear error, exit 1" \
 	test $rc -eq 1 -a -n "$(grep '^frame 1: not presented, fence pending$' "$T/stall")"
 check "KWin still runs after every client" kill -0 $KPID
+
+# ---- E: the example (kfdsync-wayland), the short syncobj client ----
+if [ -x "$EXAMPLE" ]; then
+	timeout 600 "$EXAMPLE" --fullscreen --frames 4 --compute-ms 100 --hold-frame 2 \
+		--hold-ms 25000 --timeout-ms 150000 --capture "$T/capture-example" \
+		>"$T/example" 2>"$T/example.err"
+	rc=$?
+	echo "# \$ kfdsync-wayland ... -> exit $rc"
+	diag "$T/example" "$T/example.err"
+	check "kfdsync-wayland takes wp_linux_drm_syncobj_v1 on KWin's virtio-gpu" \
+		has example "^wp_linux_drm_syncobj_v1 on /dev/dri/"
+	check "kfdsync-wayland: frame 2 captured while its fence was pending" \
+		has example "^frame 2 pending: captured while its fence was pending"
+	check "kfdsync-wayland: while frame 2's fence is pending, KWin shows frame 1 (screenshot)" \
+		$PIXEL is "$KFDSYNC_RESULTS/kwin-example-frame2-pending.png" 0.5 0.25 $GREEN
+	check "kfdsync-wayland: after frame 2's fence signalled, KWin shows frame 2; exit 0" \
+		test $rc -eq 0 -a -n "$(grep '^summary: 4 frames, every fence signalled$' "$T/example")" \
+		-a -n "$($PIXEL is "$KFDSYNC_RESULTS/kwin-example-frame2-shown.png" 0.5 0.25 $BLUE && echo yes)"
+	timeout 600 "$EXAMPLE" --fullscreen --frames 3 --compute-ms 100 --error-frame 1 \
+		--hold-ms 5000 --error-ms 500 --timeout-ms 60000 >"$T/example-err" 2>&1
+	rc=$?
+	diag "$T/example-err"
+	check "kfdsync-wayland: an -ETIMEDOUT fence fails the frame: exit 1, clear message" \
+		test $rc -eq 1 -a -n "$(grep '^frame 1: its fence ended with an error: Connection timed out$' "$T/example-err")"
+else
+	for i in 1 2 3 4 5; do ok "kfdsync-wayland # SKIP not built (it needs linux-drm-syncobj-v1.xml)"; done
+fi
 
 # The picture for the README: pending and shown, side by side.
 check "picture of KWin's screen while frame 2 is pending and after (kwin.png)" \

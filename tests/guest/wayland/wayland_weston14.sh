@@ -5,7 +5,10 @@
 # against weston 14 with its GL renderer, in the 6.12 guest chrooted in the
 # bookworm-backports root (tests/vm/run --root bookworm-backports). Prints TAP.
 #
-# usage: wayland_weston14.sh CLIENT
+# usage: wayland_weston14.sh CLIENT [EXAMPLE]
+#
+# EXAMPLE (kfdsync-wayland, examples/display/wayland): weston 14 offers no
+# wp_linux_drm_syncobj_v1, and the example says so (exit status 2).
 #
 # weston's GL renderer honours acquire fences only with
 # EGL_ANDROID_native_fence_sync, which Mesa 25's llvmpipe has when
@@ -27,7 +30,8 @@
 # llvmpipe's AVX2 code segfaults under QEMU's TCG.
 
 CLIENT=$1
-PLAN=12
+EXAMPLE=${2:-}
+PLAN=13
 HERE=$(cd "$(dirname "$0")" && pwd)
 PIXEL="python3 $HERE/pixel.py"
 n=0
@@ -178,9 +182,18 @@ if start_weston hl --backend=headless --width=640 --height=480 --shell=kiosk --d
 		--timeout-ms 8000 --size 640x480
 	check "a fence that never signals: weston does not present the frame, clear error, exit 1" \
 		test $rc -eq 1 -a -n "$(grep '^frame 1: not presented, fence pending$' "$T/out-hlstall")"
+	if [ -x "$EXAMPLE" ]; then
+		WAYLAND_DISPLAY=hl timeout 120 "$EXAMPLE" --frames 2 >"$T/out-example" 2>&1
+		rc=$?
+		diag "$T/out-example"
+		check "kfdsync-wayland: weston lacks wp_linux_drm_syncobj_v1, said so, exit 2" \
+			test $rc -eq 2 -a -n "$(grep 'does not offer wp_linux_drm_syncobj_manager_v1' "$T/out-example")"
+	else
+		ok "kfdsync-wayland # SKIP not built (it needs linux-drm-syncobj-v1.xml)"
+	fi
 else
 	nok "weston $ver, headless with the GL renderer and weston_capture_v1 (--debug), starts"
-	for i in 1 2 3 4; do nok "weston (headless) did not start"; done
+	for i in 1 2 3 4 5; do nok "weston (headless) did not start"; done
 fi
 [ $n -eq $PLAN ] || echo "# ran $n of $PLAN"
 exit 0

@@ -321,12 +321,42 @@ struct kfdsync_info {
 #define KFDSYNC_EVENT_ID_LIMIT		4096U
 
 /**
+ * DOC: register flags
+ *
+ * Bits of &kfdsync_event_register.flags:
+ *
+ * KFDSYNC_REGISTER_REPORT:
+ *	In: report the registered event's source in @flags on return (below),
+ *	so that the caller does not need KFDSYNC_IOCTL_EVENT_QUERY to learn
+ *	it. Modules older than this flag refuse it (EINVAL, unknown flags);
+ *	callers then register without it and query.
+ * KFDSYNC_REGISTER_HOOKS, KFDSYNC_REGISTER_RELAY:
+ *	Out, with KFDSYNC_REGISTER_REPORT: the event's source (see "sources"),
+ *	exactly one of them: KFDSYNC_REGISTER_HOOKS for %KFDSYNC_SOURCE_HOOKS,
+ *	KFDSYNC_REGISTER_RELAY for %KFDSYNC_SOURCE_RELAY. Neither is set only
+ *	if another thread of the caller unregistered the event before the
+ *	ioctl returned. In: ignored, so that a caller may pass the struct of
+ *	an earlier call again; without KFDSYNC_REGISTER_REPORT @flags is
+ *	returned as 0.
+ */
+#define KFDSYNC_REGISTER_REPORT		0x1U
+#define KFDSYNC_REGISTER_HOOKS		0x2U
+#define KFDSYNC_REGISTER_RELAY		0x4U
+
+/**
  * struct kfdsync_event_register - argument of KFDSYNC_IOCTL_EVENT_REGISTER
  * @event_id:	In: amdkfd event id (HsaEvent.EventId), 1 to 4095.
- * @flags:	In: must be 0.
+ * @flags:	In: 0 or KFDSYNC_REGISTER_REPORT (see "register flags"). Out:
+ *		with KFDSYNC_REGISTER_REPORT, the event's source.
  * @slot_addr:	In: the event's signal slot in the caller's address space,
  *		as libhsakmt reports it in HsaEvent.EventData.HWData2.
  * @age:	Out: the event's age, always 0 after a registration.
+ *
+ * The reply thus holds everything a caller needs to export the event's
+ * next signal (its age) and to know who counts it (its source), in one
+ * system call. The struct's size and the ioctl's number are those of ABI 1's
+ * first modules: programs built against either header work with either
+ * module.
  */
 struct kfdsync_event_register {
 	__u32 event_id;
@@ -357,7 +387,7 @@ struct kfdsync_event_register {
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory.
- * - EINVAL: unknown @flags; @event_id 0 or not below
+ * - EINVAL: unknown @flags (see "register flags"); @event_id 0 or not below
  *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned; with the
  *   hooks: the caller has no amdkfd process, or @slot_addr is not the
  *   slot of @event_id in a whole /dev/kfd events mapping of the caller.

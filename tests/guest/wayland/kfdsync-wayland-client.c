@@ -67,12 +67,10 @@
 #include <kfdsync.h>
 
 #include "common.h"
-#include "kfdsim.h"
+#include "compute.h"
 
 #define PROG "kfdsync-wayland-client"
 #define NBUF 2
-/* --gpu sim: written to a gate when the release it stands for failed. */
-#define GATE_ERROR UINT32_MAX
 #define MS 1000000LL
 
 extern char **environ;
@@ -93,7 +91,7 @@ static const char *const path_names[NUM_PATHS] = {
 };
 
 /* Who computes the frames. */
-enum producer { GPU_TIMELINE, GPU_SIM };
+enum producer { PRODUCER_TIMELINE, PRODUCER_SIM };
 
 struct client;
 struct buf;
@@ -121,9 +119,7 @@ struct buf {
 	int release_efd;	/* eventfd on release_point, or -1 */
 
 	/* --gpu sim */
-	HsaEvent *event;	/* the RELEASE_MEM of this buffer's frames signals it */
-	bool registered;	/* with the kfdsync context */
-	uint64_t signals;	/* RELEASE_MEMs on @event submitted so far */
+	struct stage_event ev;	/* the RELEASE_MEM of this buffer's frames signals it */
 	int last_frame;		/* the frame that used the buffer last, or -1 */
 };
 
@@ -148,11 +144,7 @@ struct frame {
  */
 struct shared {
 	uint64_t gate[NBUF];
-	struct stamp {
-		uint64_t frame;		/* WRITE_DATA: the frame computed */
-		uint64_t gate_seen;	/* the gate as the queue passed it */
-		uint64_t start_ns;	/* RELEASE_MEM timestamp just after the gate */
-	} stamp[NBUF];
+	struct stage_stamp stamp[NBUF];	/* frame computed, gate seen, start */
 };
 
 struct client {
@@ -214,8 +206,7 @@ struct client {
 	/* --gpu sim: a simulated compute queue, its KFD events and gates */
 	struct kfdsync_ctx *ctx;
 	bool kfd_open;
-	int sim_fd;
-	uint32_t sim_queue;
+	struct gpu *queue;	/* the simulated queue (examples/common/compute.h) */
 	struct shared *shared;
 
 	/* dmabuf params result */
@@ -325,7 +316,6 @@ static void producer_stop(struct client *c)
 
 static int sim_start(struct client *c)
 {
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
 	int ret;
 
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
@@ -340,41 +330,18 @@ static int sim_start(struct client *c)
 			strerror(-ret), ret == -ENOENT ? " (kfdsync.ko is not loaded)" : "");
 		return ret;
 	}
-	c->sim_fd = kfdsim_open();
-	if (c->sim_fd < 0) {
-		fprintf(stderr, PROG ": --gpu sim: cannot open " KFDSIM_DEVICE ": %s (the GPU "
-			"simulator kfdsim.ko is loaded only in the project's test guest)\n",
-			strerror(-c->sim_fd));
-		return c->sim_fd;
-	}
-	ret = kfdsim_queue_create(c->sim_fd, 65536, &c->sim_queue, NULL);
-	if (ret) {
-		fprintf(stderr, PROG ": --gpu sim: cannot create a simulated queue: %s\n",
-			strerror(-ret));
-		close(c->sim_fd);
-		c->sim_fd = -1;
+	ret = gpu_open(&c->queue, GPU_SIM);
+	if (ret)
 		return ret;
-	}
 	c->shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->shared == MAP_FAILED) {
 		c->shared = NULL;
 		return -ENOMEM;
 	}
 	for (int i = 0; i < NBUF; i++) {
-		struct buf *b = &c->bufs[i];
-
-		if (hsaKmtCreateEvent(&desc, false, false, &b->event) != HSAKMT_STATUS_SUCCESS) {
-			b->event = NULL;
-			fprintf(stderr, PROG ": --gpu sim: hsaKmtCreateEvent failed\n");
-			return -EIO;
-		}
-		ret = kfdsync_event_add_hsa(c->ctx, b->event, NULL);
-		if (ret) {
-			fprintf(stderr, PROG ": --gpu sim: cannot register KFD event %u with "
-				"kfdsync: %s\n", b->event->EventId, strerror(-ret));
+		ret = stage_event_new(c->ctx, &c->bufs[i].ev);
+		if (ret)
 			return ret;
-		}
-		b->registered = true;
 	}
 	printf("compute: simulated GPU (kfdsim): a PM4 queue draws each frame, its "
 	       "RELEASE_MEM signals a KFD event exported by kfdsync\n");
@@ -388,18 +355,15 @@ static int sim_start(struct client *c)
  */
 static void sim_stop(struct client *c)
 {
-	if (c->sim_fd >= 0) {
-		kfdsim_queue_destroy(c->sim_fd, c->sim_queue);
-		close(c->sim_fd);
-		c->sim_fd = -1;
-	}
+	gpu_close(c->queue);
+	c->queue = NULL;
 	kfdsync_ctx_free(c->ctx);
 	c->ctx = NULL;
+	/* Unregistered by kfdsync_ctx_free() above: destroyed after it. */
 	for (int i = 0; i < NBUF; i++) {
-		if (c->bufs[i].event)
-			hsaKmtDestroyEvent(c->bufs[i].event);
-		c->bufs[i].event = NULL;
-		c->bufs[i].registered = false;
+		if (c->bufs[i].ev.event)
+			hsaKmtDestroyEvent(c->bufs[i].ev.event);
+		c->bufs[i].ev = (struct stage_event){ 0 };
 	}
 	if (c->shared)
 		munmap(c->shared, 4096);
@@ -456,78 +420,51 @@ static void sim_draw(struct pm4_buf *pb, const struct client *c, const struct bu
 	sim_rect(pb, b, c->width - 4, 4, 4, c->height - 8, 0x00ffffff);
 }
 
+/* sim_draw() as a job's drawing (stage_submit()). */
+struct sim_frame {
+	const struct client *c;
+	const struct buf *b;
+	int n;
+};
+
+static void sim_draw_job(struct pm4_buf *pb, void *arg)
+{
+	const struct sim_frame *f = arg;
+
+	sim_draw(pb, f->c, f->b, f->n);
+}
+
 /*
- * Frame @n's compute on buffer @b: wait (WAIT_REG_MEM, on the queue) until
- * the gate says the compositor is done with the buffer's previous frame,
- * record what the gate held and when, draw, take the simulated compute
- * time, signal the buffer's KFD event. The pixels go in before the compute
- * time, so the buffer holds the whole new frame while its fence is pending:
- * a compositor that did not wait would show it.
+ * Frame @n's compute on buffer @b, on the examples' compute stage
+ * (examples/common/compute.h): wait (WAIT_REG_MEM, on the queue) until the
+ * gate says the compositor is done with the buffer's previous frame, record
+ * what the gate held and when, draw, take the simulated compute time,
+ * signal the buffer's KFD event, whose next signal is the frame's fence.
+ * The pixels go in before the compute time, so the buffer holds the whole
+ * new frame while its fence is pending: a compositor that did not wait
+ * would show it.
  */
 static int sim_submit(struct client *c, struct buf *b, struct frame *fr, int n)
 {
-	static uint32_t dw[65536];	/* one frame's stream, off the stack */
-	struct pm4_buf pb = PM4_BUF_INIT(dw);
-	struct stamp *st = &c->shared->stamp[b->index];
-	struct kfdsync_event_state es;
-	int busy_ms = n == c->hold_frame || n == c->error_frame ? c->hold_ms : c->compute_ms;
-	int64_t watchdog = n == c->error_frame ? c->error_ms * MS : 2 * (int64_t)c->timeout_ms * MS;
-	size_t draw_len;
-	uint64_t end;
-	int ret;
+	struct sim_frame f = { .c = c, .b = b, .n = n };
+	struct stage_job job = {
+		.n = (unsigned int)n,
+		.gate_va = n >= NBUF ? (uintptr_t)&c->shared->gate[b->index] : 0,
+		.gate_min = (uint64_t)n,
+		.stamp_va = (uintptr_t)&c->shared->stamp[b->index],
+		.draw = sim_draw_job,
+		.arg = &f,
+		.busy_ms = (unsigned int)(n == c->hold_frame || n == c->error_frame ?
+					  c->hold_ms : c->compute_ms),
+		.hang = n == c->stall_frame,	/* a compute that never finishes */
+		.watchdog_ns = n == c->error_frame ? c->error_ms * MS :
+						     2 * (int64_t)c->timeout_ms * MS,
+	};
 
-	/*
-	 * The event's age before submission: every earlier RELEASE_MEM on it
-	 * has signalled (its frame was presented before the buffer came back),
-	 * so "the next signal after this age" is this frame's.
-	 */
-	ret = kfdsync_event_get_state(c->ctx, b->event->EventId, &es);
-	if (ret) {
-		fprintf(stderr, PROG ": frame %d: kfdsync_event_get_state: %s\n", n, strerror(-ret));
-		return ret;
-	}
-	if (es.age != b->signals) {
-		fprintf(stderr, PROG ": frame %d: event %u has age %" PRIu64 ", expected %" PRIu64
-			": an earlier frame's signal is missing\n", n, b->event->EventId, es.age,
-			b->signals);
-		return -EPROTO;
-	}
-	if (n >= NBUF)
-		pm4_wait_reg_mem(&pb, (uintptr_t)&c->shared->gate[b->index], PM4_WAIT_GE,
-				 (uint32_t)n, 0xffffffffu);
-	pm4_dma_copy(&pb, (uintptr_t)&st->gate_seen, (uintptr_t)&c->shared->gate[b->index], 8);
-	pm4_write_data64(&pb, (uintptr_t)&st->frame, (uint64_t)n);
-	pm4_release_mem(&pb, (uintptr_t)&st->start_ns, 0, PM4_RELEASE_MEM_DATA_GPU_CLOCK,
-			PM4_RELEASE_MEM_INT_NONE, 0);
-	sim_draw(&pb, c, b, n);
-	draw_len = pb.len;
-	for (int left = busy_ms; left > 0; left -= 60000)	/* 60 s per packet at most */
-		pm4_sim_delay(&pb, (uint32_t)(left > 60000 ? 60000 : left) * 1000);
-	if (n == c->stall_frame)
-		pm4_sim_hang(&pb);	/* a compute that never finishes */
-	pm4_release_mem_event(&pb, b->event->EventData.HWData2, b->event->EventId);
-	if (pb.overflow) {
-		fprintf(stderr, PROG ": frame %d: the command stream does not fit (%zu dwords)\n",
-			n, pb.cap);
-		return -ENOSPC;
-	}
-	fr->submit_ns = clock_ns(CLOCK_MONOTONIC);
-	ret = kfdsim_submit_buf(c->sim_fd, c->sim_queue, &pb, &end);
-	if (ret) {
-		fprintf(stderr, PROG ": frame %d: cannot submit to the simulated queue: %s\n",
-			n, strerror(-ret));
-		return ret;
-	}
-	b->signals++;
-	fr->draw_end = end - (pb.len - draw_len);
-	/* Exporting after submission is fine: the age pins the signal. */
-	fr->fence = kfdsync_event_export_sync_file(c->ctx, b->event->EventId, es.age, watchdog);
-	if (fr->fence < 0) {
-		fprintf(stderr, PROG ": frame %d: cannot export its event as a sync_file: %s\n",
-			n, strerror(-fr->fence));
-		return fr->fence;
-	}
-	return 0;
+	fr->fence = stage_submit(c->queue, c->ctx, &b->ev, &job);
+	fr->submit_ns = (uint64_t)job.submit_ns;
+	fr->draw_end = job.draw_end;
+	return fr->fence < 0 ? fr->fence : 0;
 }
 
 /*
@@ -1246,7 +1183,7 @@ static bool probe_release_eventfd(struct client *c)
  */
 static int syncobj_released(struct client *c, struct buf *b)
 {
-	bool available_only = c->gpu == GPU_SIM;
+	bool available_only = c->gpu == PRODUCER_SIM;
 	int ret;
 
 	if (!b->release_point)
@@ -1312,7 +1249,7 @@ static int syncobj_set_points(struct client *c, struct buf *b, struct frame *fr,
 		if (b->release_efd < 0)
 			return -errno;
 		ret = kfdsync_syncobj_eventfd(c->dev_fd, b->syncobj, release,
-					      c->gpu == GPU_SIM ? KFDSYNC_SYNCOBJ_WAIT_AVAILABLE : 0,
+					      c->gpu == PRODUCER_SIM ? KFDSYNC_SYNCOBJ_WAIT_AVAILABLE : 0,
 					      b->release_efd);
 		if (ret) {
 			fprintf(stderr, PROG ": frame %d: cannot wait for the release point: %s\n",
@@ -1381,9 +1318,7 @@ static int shm_buffer_new(struct client *c, struct buf *b)
 static void buffer_free(struct buf *b)
 {
 	struct client *c = b->c;
-	HsaEvent *event = b->event;
-	bool registered = b->registered;
-	uint64_t signals = b->signals;
+	struct stage_event ev = b->ev;
 	int index = b->index;
 
 	if (b->wl)
@@ -1415,9 +1350,7 @@ static void buffer_free(struct buf *b)
 	/* What belongs to the producer, not to the buffer, stays. */
 	b->c = c;
 	b->index = index;
-	b->event = event;
-	b->registered = registered;
-	b->signals = signals;
+	b->ev = ev;
 }
 
 static void buffers_free(struct client *c)
@@ -1794,7 +1727,7 @@ static int wait_buffer(struct client *c, struct buf **out)
 			return -ETIME;
 	}
 	/* --gpu sim: the queue waits for the release fence, not the CPU. */
-	if ((*out)->release_fence >= 0 && c->gpu != GPU_SIM) {
+	if ((*out)->release_fence >= 0 && c->gpu != PRODUCER_SIM) {
 		int ret = kfdsync_sync_file_wait((*out)->release_fence,
 						 (int64_t)c->timeout_ms * 1000000);
 
@@ -1843,8 +1776,8 @@ static void capture_pending(struct client *c, struct frame *fr, int n)
 
 	if (!c->capture || n != c->hold_frame)
 		return;
-	if (c->gpu == GPU_SIM) {
-		int ret = kfdsim_queue_wait(c->sim_fd, c->sim_queue, fr->draw_end, c->timeout_ms);
+	if (c->gpu == PRODUCER_SIM) {
+		int ret = gpu_wait_pos(c->queue, fr->draw_end, c->timeout_ms);
 
 		if (ret) {
 			fprintf(stderr, PROG ": frame %d: waiting for it to be drawn: %s\n", n,
@@ -1879,7 +1812,7 @@ static void capture_pending(struct client *c, struct frame *fr, int n)
  */
 static int sim_trace(struct client *c, struct buf *b, struct frame *fr, int n)
 {
-	const struct stamp *st = &c->shared->stamp[b->index];
+	const struct stage_stamp *st = &c->shared->stamp[b->index];
 	uint64_t frame = __atomic_load_n(&st->frame, __ATOMIC_ACQUIRE);
 	uint64_t seen = st->gate_seen, start = st->start_ns;
 	int64_t rel_ts = 0;
@@ -1950,7 +1883,7 @@ static int run_frames(struct client *c)
 			snprintf(name, sizeof(name), "frame%d-before", n);
 			run_capture(c, name);
 		}
-		if (c->gpu == GPU_SIM) {
+		if (c->gpu == PRODUCER_SIM) {
 			/* The queue waits for the compositor; draws; signals. */
 			if (sim_open_gate(c, b, fr, n) || sim_submit(c, b, fr, n))
 				return EXIT_FAIL;
@@ -2074,7 +2007,7 @@ static int run_frames(struct client *c)
 		}
 		fr->signal_ns = fs.timestamp_ns;
 		presented++;
-		if (c->gpu == GPU_SIM && sim_trace(c, b, fr, n))
+		if (c->gpu == PRODUCER_SIM && sim_trace(c, b, fr, n))
 			return EXIT_FAIL;
 		if (c->capture && n == c->hold_frame) {
 			char name[32];
@@ -2334,9 +2267,9 @@ static int parse_args(struct client *c, int argc, char **argv)
 		}
 		case 'g':
 			if (!strcmp(optarg, "timeline")) {
-				c->gpu = GPU_TIMELINE;
+				c->gpu = PRODUCER_TIMELINE;
 			} else if (!strcmp(optarg, "sim")) {
-				c->gpu = GPU_SIM;
+				c->gpu = PRODUCER_SIM;
 			} else {
 				fprintf(stderr, PROG ": --gpu: \"%s\" is not timeline or "
 					"sim\n", optarg);
@@ -2405,7 +2338,7 @@ static int parse_args(struct client *c, int argc, char **argv)
 			" --help'.\n", argv[optind]);
 		return -1;
 	}
-	if (c->error_frame >= 0 && c->gpu != GPU_SIM) {
+	if (c->error_frame >= 0 && c->gpu != PRODUCER_SIM) {
 		fprintf(stderr, PROG ": --error-frame needs --gpu sim (a CPU timeline's "
 			"fence cannot be made to fail on demand)\n");
 		return -1;
@@ -2434,7 +2367,7 @@ int main(int argc, char **argv)
 		.frames = 10, .width = 256, .height = 256, .compute_ms = 50,
 		.timeout_ms = 5000, .stall_frame = -1, .want = PATH_AUTO,
 		.hold_frame = -1, .hold_ms = 3000, .error_frame = -1, .error_ms = 500,
-		.drm_fd = -1, .dev_fd = -1, .sim_fd = -1, .submit_pipe = { -1, -1 },
+		.drm_fd = -1, .dev_fd = -1, .submit_pipe = { -1, -1 },
 	};
 	int ret;
 
@@ -2453,7 +2386,7 @@ int main(int argc, char **argv)
 		c.fr[i].fence = c.fr[i].gate_release = c.fr[i].gate_from = -1;
 
 	if (connect_and_bind(&c) < 0 || producer_start(&c) < 0 ||
-	    (c.gpu == GPU_SIM && sim_start(&c) < 0) || surface_create(&c) < 0) {
+	    (c.gpu == PRODUCER_SIM && sim_start(&c) < 0) || surface_create(&c) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

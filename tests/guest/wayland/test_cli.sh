@@ -7,22 +7,8 @@
 #
 # usage: test_cli.sh CLIENT
 
-C=$1
-n=0
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-t() { # t DESCRIPTION EXPECTED_STATUS PATTERN ARGS...
-	d=$1 want=$2 pat=$3; shift 3
-	"$C" "$@" >"$out" 2>&1
-	rc=$?
-	n=$((n + 1))
-	if [ $rc -eq "$want" ] && grep -q -- "$pat" "$out"; then
-		echo "ok $n - $d"
-	else
-		echo "not ok $n - $d (exit $rc, wanted $want and /$pat/)"
-		sed 's/^/# /' "$out"
-	fi
-}
+P=$1
+. "$(dirname "$0")/cli_tap.sh"
 
 echo "TAP version 13"
 echo "1..25"

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * compute.c - the two compute back-ends of kfdsync-kms (see compute.h).
+ * compute.c - the examples' compute stage: two back-ends and a frame's
+ * job (see compute.h).
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +13,14 @@
 #include <unistd.h>
 
 #include <hsakmt.h>
+#include <kfdsync.h>
 
 #include "common.h"
 #include "compute.h"
-#include "display.h"
 #include "kfdsim.h"
 
 /* Ring size of either back-end, in dwords: room for a few frames' packets. */
-#define RING_DWORDS	16384u
+#define RING_DWORDS	65536u
 
 struct gpu {
 	enum gpu_kind kind;
@@ -245,24 +248,24 @@ int gpu_map_memory(struct gpu *g, void *cpu, size_t size, uint64_t *va)
 	return 0;
 }
 
-int gpu_map_buffer(struct gpu *g, struct buffer *b, uint64_t *va)
+int gpu_map_buffer(struct gpu *g, void *map, int dmabuf_fd, uint64_t *va)
 {
 	HsaGraphicsResourceInfo info;
 	uint32_t node = g->node;
 
 	if (g->kind == GPU_SIM) {
-		/* kfdsim writes through our CPU mapping of the dumb buffer. */
-		*va = (uintptr_t)b->map;
+		/* kfdsim writes through our CPU mapping of the buffer. */
+		*va = (uintptr_t)map;
 		return 0;
 	}
 	/* The display's buffer, imported into KFD through its dma-buf. */
-	if (b->dmabuf_fd < 0) {
+	if (dmabuf_fd < 0) {
 		err("--gpu real needs the display driver to export buffers (PRIME)");
 		return -EOPNOTSUPP;
 	}
 	if (g->num_mapped == sizeof(g->mapped) / sizeof(g->mapped[0]))
 		return -ENOSPC;
-	if (hsaKmtRegisterGraphicsHandleToNodes((uint64_t)b->dmabuf_fd, &info, 1, &node) !=
+	if (hsaKmtRegisterGraphicsHandleToNodes((uint64_t)dmabuf_fd, &info, 1, &node) !=
 	    HSAKMT_STATUS_SUCCESS) {
 		err("--gpu real: cannot import the scanout buffer into KFD");
 		return -EIO;
@@ -298,4 +301,88 @@ int gpu_wait_pos(struct gpu *g, uint64_t pos, int timeout_ms)
 	if (g->kind != GPU_SIM)
 		return -EOPNOTSUPP;
 	return kfdsim_queue_wait(g->sim_fd, g->sim_queue, pos, timeout_ms);
+}
+
+/* ---- a frame's job ---- */
+
+int stage_event_new(struct kfdsync_ctx *ctx, struct stage_event *ev)
+{
+	ev->signals = 0;
+	return kfd_signal_event_new(ctx, &ev->event);
+}
+
+void stage_event_free(struct kfdsync_ctx *ctx, struct stage_event *ev)
+{
+	if (!ev->event)
+		return;
+	kfdsync_event_remove(ctx, ev->event->EventId);
+	hsaKmtDestroyEvent(ev->event);
+	ev->event = NULL;
+}
+
+int stage_submit(struct gpu *gpu, struct kfdsync_ctx *ctx, struct stage_event *ev,
+		 struct stage_job *job)
+{
+	/* One frame's stream, off the stack (the examples submit from one thread). */
+	static uint32_t dw[65536];
+	struct pm4_buf b = PM4_BUF_INIT(dw);
+	struct kfdsync_event_state st;
+	size_t draw_len = 0;
+	uint64_t end;
+	int ret, fence;
+
+	/*
+	 * The event's age before submission. Every earlier job on it has
+	 * signalled (checked), so "the next signal after this age" is this
+	 * job's; exporting after the submission is then fine too.
+	 */
+	ret = kfdsync_event_get_state(ctx, ev->event->EventId, &st);
+	if (ret || st.age != ev->signals) {
+		err("frame %u: event %u has age %" PRIu64 ", expected %" PRIu64 "%s%s", job->n,
+		    ev->event->EventId, ret ? 0 : st.age, ev->signals,
+		    ret ? ": " : ": an earlier frame's signal is missing", ret ? strerror(-ret) : "");
+		return ret ? ret : -EPROTO;
+	}
+	if (job->gate_va)
+		pm4_wait_reg_mem(&b, job->gate_va, PM4_WAIT_GE, (uint32_t)job->gate_min,
+				 0xffffffffu);
+	if (job->stamp_va) {
+		/* What the gate held as the queue passed it, the frame, and when. */
+		if (job->gate_va)
+			pm4_dma_copy(&b, job->stamp_va + offsetof(struct stage_stamp, gate_seen),
+				     job->gate_va, 8);
+		pm4_write_data64(&b, job->stamp_va + offsetof(struct stage_stamp, frame), job->n);
+		pm4_release_mem(&b, job->stamp_va + offsetof(struct stage_stamp, start_ns), 0,
+				PM4_RELEASE_MEM_DATA_GPU_CLOCK, PM4_RELEASE_MEM_INT_NONE, 0);
+	}
+	if (job->draw && !job->draw_last) {
+		job->draw(&b, job->arg);
+		draw_len = b.len;
+	}
+	/* 60 s per packet at most. */
+	for (unsigned int left = job->busy_ms; left > 0; left -= left > 60000 ? 60000 : left)
+		pm4_sim_delay(&b, (left > 60000 ? 60000 : left) * 1000);
+	if (job->draw && job->draw_last) {
+		job->draw(&b, job->arg);
+		draw_len = b.len;
+	}
+	if (job->hang)
+		pm4_sim_hang(&b);
+	/* Signal the frame's event: write its slot, interrupt. */
+	pm4_release_mem_event(&b, ev->event->EventData.HWData2, ev->event->EventId);
+	if (b.overflow) {
+		err("frame %u: the command stream does not fit (%zu dwords)", job->n, b.cap);
+		return -ENOSPC;
+	}
+	job->submit_ns = now_ns();
+	ret = gpu_submit(gpu, &b, &end);
+	if (ret)
+		return ret;
+	ev->signals++;
+	job->draw_end = end - (b.len - (draw_len ? draw_len : b.len));
+	fence = kfdsync_event_export_sync_file(ctx, ev->event->EventId, st.age, job->watchdog_ns);
+	if (fence < 0)
+		err("frame %u: cannot export its event as a sync_file: %s", job->n,
+		    strerror(-fence));
+	return fence;
 }
