@@ -92,19 +92,25 @@ static inline int kfdsync_param_read(const char *name, char *buf, size_t size)
 	return read_text(path, buf, size);
 }
 
-/* Write @val to a small text file (sysfs, debugfs). */
-static inline int write_text(const char *path, const char *val)
+/* Write @text to the file @path (sysfs, procfs, tracefs), opened with @flags. */
+static inline int write_text_flags(const char *path, const char *text, int flags)
 {
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_CLOEXEC | flags);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, val, strlen(val));
+	n = write(fd, text, strlen(text));
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return (int)n;
+}
+
+/* Write @val to a small text file (sysfs, debugfs). */
+static inline int write_text(const char *path, const char *val)
+{
+	return write_text_flags(path, val, 0);
 }
 
 /* Write kfdsync's parameter @name through sysfs. */
