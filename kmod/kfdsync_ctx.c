@@ -26,6 +26,7 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_ctx.h"
+#include "kfdsync_slot.h"
 #include "kfdsync_user.h"
 
 /* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
@@ -250,7 +251,8 @@ static int kfdsync_debugfs_events_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(kfdsync_debugfs_events);
 
 /**
- * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts and events
+ * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts, events, and the
+ * slot layer's files
  * @root: kfdsync's debugfs directory
  */
 void kfdsync_ctx_debugfs_init(struct dentry *root)
@@ -259,4 +261,5 @@ void kfdsync_ctx_debugfs_init(struct dentry *root)
 			    &kfdsync_contexts_fops);
 	debugfs_create_file("events", 0444, root, NULL,
 			    &kfdsync_debugfs_events_fops);
+	kfdsync_slot_debugfs_init(root);
 }

@@ -53,6 +53,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/dma-fence.h>
 #include <linux/hashtable.h>
 #include <linux/kref.h>
@@ -60,8 +61,10 @@
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include <linux/kfdsync.h>
@@ -151,6 +154,25 @@ static LIST_HEAD(kfdsync_procs);
 /* Drops what subscribers finished under the locks (fences). */
 static void (*kfdsync_slot_done)(struct list_head *done);
 
+/*
+ * The longest time, in ns, kfdsync_procs_lock was held, one process's lock
+ * was held while its slots were ended, and a hook spent in the slot layer
+ * (with preemption off): for <debugfs>/kfdsync/slots.
+ */
+static atomic64_t kfdsync_held_table;
+static atomic64_t kfdsync_held_proc;
+static atomic64_t kfdsync_held_hook;
+
+/* Note a hold that began at @since (ktime_get_ns()) in @max. */
+static void kfdsync_held(atomic64_t *max, u64 since)
+{
+	s64 held = ktime_get_ns() - since;
+	s64 cur = atomic64_read(max);
+
+	while (held > cur && !atomic64_try_cmpxchg(max, &cur, held))
+		;
+}
+
 static void kfdsync_proc_free_work(struct work_struct *work)
 {
 	struct kfdsync_proc *proc = container_of(to_rcu_work(work),
@@ -178,9 +200,12 @@ static void kfdsync_proc_unhash_locked(struct kfdsync_proc *proc)
 static void kfdsync_proc_release(struct kref *ref)
 {
 	struct kfdsync_proc *proc = container_of(ref, struct kfdsync_proc, ref);
+	u64 since;
 
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	kfdsync_proc_unhash_locked(proc);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	INIT_RCU_WORK(&proc->free_work, kfdsync_proc_free_work);
 	queue_rcu_work(kfdsync_slot_wq, &proc->free_work);
@@ -378,8 +403,10 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
 			     struct list_head *done)
 {
 	struct kfdsync_slot *slot, *next;
+	u64 since;
 
 	spin_lock(&proc->lock);
+	since = ktime_get_ns();
 	if (dead) {
 		proc->dead = true;
 		list_for_each_entry_safe(slot, next, &proc->slot_list, node)
@@ -391,6 +418,7 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
 			spin_unlock(&slot->lock);
 		}
 	}
+	kfdsync_held(&kfdsync_held_proc, since);
 	spin_unlock(&proc->lock);
 }
 
@@ -402,22 +430,26 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
  */
 void kfdsync_slot_process_free(const void *kp)
 {
+	u64 entry = ktime_get_ns(), since;
 	struct kfdsync_proc *proc;
 	LIST_HEAD(done);
 	bool cookie;
 
 	cookie = dma_fence_begin_signalling();
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
 		kfdsync_proc_unhash_locked(proc);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	if (proc)
 		kfdsync_proc_end(proc, -EIO, true, &done);
 	rcu_read_unlock();
 	dma_fence_end_signalling(cookie);
 	kfdsync_slot_done(&done);
+	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
 /**
@@ -427,6 +459,7 @@ void kfdsync_slot_process_free(const void *kp)
  */
 void kfdsync_slot_process_error(const void *kp, int error)
 {
+	u64 entry = ktime_get_ns();
 	struct kfdsync_proc *proc;
 	LIST_HEAD(done);
 	bool cookie;
@@ -439,6 +472,28 @@ void kfdsync_slot_process_error(const void *kp, int error)
 	rcu_read_unlock();
 	dma_fence_end_signalling(cookie);
 	kfdsync_slot_done(&done);
+	kfdsync_held(&kfdsync_held_hook, entry);
+}
+
+/* The processes with queues on @kdev (every process: NULL) end with -EIO. */
+static void kfdsync_slot_reset(const void *kdev)
+{
+	struct kfdsync_proc *proc;
+	LIST_HEAD(done);
+	bool cookie;
+	u64 since;
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
+	list_for_each_entry(proc, &kfdsync_procs, node) {
+		if (!kdev || kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
+			kfdsync_proc_end(proc, -EIO, false, &done);
+	}
+	kfdsync_held(&kfdsync_held_table, since);
+	spin_unlock(&kfdsync_procs_lock);
+	dma_fence_end_signalling(cookie);
+	kfdsync_slot_done(&done);
 }
 
 /**
@@ -449,19 +504,10 @@ void kfdsync_slot_process_error(const void *kp, int error)
  */
 void kfdsync_slot_device_reset(const void *kdev)
 {
-	struct kfdsync_proc *proc;
-	LIST_HEAD(done);
-	bool cookie;
+	u64 entry = ktime_get_ns();
 
-	cookie = dma_fence_begin_signalling();
-	spin_lock(&kfdsync_procs_lock);
-	list_for_each_entry(proc, &kfdsync_procs, node) {
-		if (kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
-			kfdsync_proc_end(proc, -EIO, false, &done);
-	}
-	spin_unlock(&kfdsync_procs_lock);
-	dma_fence_end_signalling(cookie);
-	kfdsync_slot_done(&done);
+	kfdsync_slot_reset(kdev);
+	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
 /**
@@ -474,14 +520,17 @@ void kfdsync_slot_all_end(int error)
 	LIST_HEAD(dead);
 	LIST_HEAD(done);
 	bool cookie;
+	u64 since;
 
 	cookie = dma_fence_begin_signalling();
 	rcu_read_lock();
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	list_for_each_entry_safe(proc, next, &kfdsync_procs, node) {
 		kfdsync_proc_unhash_locked(proc);
 		list_add_tail(&proc->node, &dead);
 	}
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	/* Unhashed, still alive until the grace period after the last put. */
 	list_for_each_entry(proc, &dead, node)
@@ -558,6 +607,7 @@ static struct kfdsync_proc *kfdsync_proc_get(const void *kp,
 					     struct mm_struct *mm)
 {
 	struct kfdsync_proc *proc;
+	u64 since;
 
 	lockdep_assert_held(&kfdsync_slot_mutex);
 
@@ -580,9 +630,11 @@ static struct kfdsync_proc *kfdsync_proc_get(const void *kp,
 	INIT_LIST_HEAD(&proc->slot_list);
 
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	hash_add_rcu(kfdsync_procs_by_kp, &proc->by_kp, (unsigned long)kp);
 	hash_add_rcu(kfdsync_procs_by_mm, &proc->by_mm, (unsigned long)mm);
 	list_add_tail(&proc->node, &kfdsync_procs);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	return proc;
 }
@@ -790,6 +842,91 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
 	}
 	rcu_read_unlock();
 	return alive;
+}
+
+static int kfdsync_slots_show(struct seq_file *m, void *unused)
+{
+	unsigned int procs = 0, slots = 0;
+	struct kfdsync_proc *proc;
+	struct kfdsync_slot *slot;
+
+	spin_lock(&kfdsync_procs_lock);
+	list_for_each_entry(proc, &kfdsync_procs, node) {
+		procs++;
+		spin_lock(&proc->lock);
+		list_for_each_entry(slot, &proc->slot_list, node)
+			slots++;
+		spin_unlock(&proc->lock);
+	}
+	spin_unlock(&kfdsync_procs_lock);
+	seq_printf(m, "# %u processes, %u slots\n", procs, slots);
+	seq_puts(m, "# longest hold (ns): table process hook\n");
+	seq_printf(m, "%lld %lld %lld\n", (long long)atomic64_read(&kfdsync_held_table),
+		   (long long)atomic64_read(&kfdsync_held_proc),
+		   (long long)atomic64_read(&kfdsync_held_hook));
+	return 0;
+}
+
+static int kfdsync_slots_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, kfdsync_slots_show, NULL);
+}
+
+/* Any write starts the longest holds afresh. */
+static ssize_t kfdsync_slots_write(struct file *file, const char __user *buf,
+				   size_t len, loff_t *ppos)
+{
+	atomic64_set(&kfdsync_held_table, 0);
+	atomic64_set(&kfdsync_held_proc, 0);
+	atomic64_set(&kfdsync_held_hook, 0);
+	return len;
+}
+
+static const struct file_operations kfdsync_slots_fops = {
+	.owner = THIS_MODULE,
+	.open = kfdsync_slots_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = kfdsync_slots_write,
+};
+
+/*
+ * Fault injection for tests and benchmarks, where no GPU can be reset:
+ * "reset" ends every watched process's slots as a GPU reset that hit every
+ * process would (-EIO); "end" ends every slot for good, as amdgpu going
+ * away does.
+ */
+static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *ppos)
+{
+	char cmd[16] = "";
+
+	if (len >= sizeof(cmd) || copy_from_user(cmd, buf, len))
+		return -EINVAL;
+	if (sysfs_streq(cmd, "reset"))
+		kfdsync_slot_device_reset(NULL);
+	else if (sysfs_streq(cmd, "end"))
+		kfdsync_slot_all_end(-EIO);
+	else
+		return -EINVAL;
+	return len;
+}
+
+static const struct file_operations kfdsync_inject_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = kfdsync_inject_write,
+};
+
+/**
+ * kfdsync_slot_debugfs_init() - <debugfs>/kfdsync/slots and inject
+ * @root: kfdsync's debugfs directory
+ */
+void kfdsync_slot_debugfs_init(struct dentry *root)
+{
+	debugfs_create_file("slots", 0644, root, NULL, &kfdsync_slots_fops);
+	debugfs_create_file("inject", 0200, root, NULL, &kfdsync_inject_fops);
 }
 
 /**
