@@ -66,7 +66,8 @@ static const struct mmu_notifier_ops kfdsync_ctx_mn_ops = {
 /**
  * kfdsync_ctx_create() - a context for the current process
  * @limits: the limits it takes
- * @max_contexts: open contexts, system-wide
+ * @max_contexts: open contexts, system-wide (for callers without
+ *		  CAP_SYS_ADMIN)
  * @max_user_contexts: open contexts of the current user
  *
  * Return: the context, or ERR_PTR(-ENOMEM), -ENFILE at @max_contexts,
@@ -124,7 +125,7 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 	ctx->mn_registered = true;
 
 	mutex_lock(&kfdsync_ctx_lock);
-	if (kfdsync_ctx_count >= max_contexts) {
+	if (kfdsync_ctx_count >= max_contexts && !kfdsync_user_beyond_global()) {
 		mutex_unlock(&kfdsync_ctx_lock);
 		ret = -ENFILE;
 		goto err_put;

@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -120,6 +122,36 @@ static inline int kfdsync_param_write(const char *name, const char *val)
 
 	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
 	return write_text(path, val);
+}
+
+/*
+ * open(2) @path in a child that dropped CAP_SYS_ADMIN (as root without it:
+ * kfdsync's system-wide limits spare only that capability). 0 if it
+ * opened, or -errno.
+ */
+static inline int open_without_cap_sys_admin(const char *path)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (syscall(SYS_capget, &h, d))
+			_exit(errno);
+		d[0].effective &= ~(1U << CAP_SYS_ADMIN);
+		d[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+		if (syscall(SYS_capset, &h, d))
+			_exit(errno);
+		_exit(open(path, O_RDWR | O_CLOEXEC) < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
 }
 
 #endif /* KFDSYNC_TESTS_KMOD_H */
