@@ -167,6 +167,9 @@ void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
 
 /**
  * kfdsync_ctxs_amdkfd_gone() - amdkfd went away: every event ends (-EIO)
+ *
+ * The contexts live on: once amdgpu is back, they register the events of
+ * the new amdkfd.
  */
 void kfdsync_ctxs_amdkfd_gone(void)
 {
@@ -174,7 +177,7 @@ void kfdsync_ctxs_amdkfd_gone(void)
 
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		kfdsync_events_fail(&ctx->events, -EIO);
+		kfdsync_events_end(&ctx->events, -EIO);
 	mutex_unlock(&kfdsync_ctx_lock);
 }
 
