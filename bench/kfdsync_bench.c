@@ -25,12 +25,16 @@
  * processes' contexts; wait-all/wait-any over N fences), throughput
  * (cycles per second against eventfd round trips), memory (slab bytes per
  * registered event and per pending fence, pinned pages per import), CPU
- * (time per signal) and idle wake-ups of every library thread.
+ * (time per signal), contexts (open and close, a process exiting with 1024
+ * of them, against timelines), walks (the longest lock holds when a GPU
+ * reset or amdgpu's going ends 64 processes' 4079 events each, injected
+ * through debugfs) and idle wake-ups of every library thread.
  *
- * Usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE]
+ * Usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE] [--sections LIST]
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -62,19 +66,6 @@
 
 static int iterations = 1000;
 static bool quick;
-/* --sections: the parts to run (a comma-separated list), or NULL for all. */
-static const char *sections;
-
-/* Does --sections ask for part @name? */
-static bool section_wanted(const char *name)
-{
-	size_t len = strlen(name);
-
-	for (const char *p = sections; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
-			return true;
-	return !sections;
-}
 static int sim = -1;
 static uint32_t queue;
 static struct kfdsync_ctx *ctx;
@@ -87,11 +78,28 @@ static int n_events, n_registered;
 static bool relay_mode;
 static const char *mode = "hooks";
 static FILE *json;
+static const char *only;	/* --sections: the ones to run, or NULL: all */
 
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "kfdsync_bench: %s: %s\n", what, strerror(err));
 	exit(1);
+}
+
+/* Whether --sections includes section @name. */
+static bool section(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = only;
+
+	if (!only)
+		return true;
+	while ((p = strstr(p, name))) {
+		if ((p == only || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+		p += n;
+	}
+	return false;
 }
 
 /* ---- numbers ---- */
@@ -808,13 +816,13 @@ static int child_pipe[2];
 static void child_main(int n_ev, int ready_fd)
 {
 	struct kfdsync_ctx *c;
-	static int fds[1024];
+	static int fds[MAX_EVENTS];
 	char x = 1;
 	int i, n = 0;
 
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS || kfdsync_ctx_new(&c))
 		_exit(1);
-	for (i = 0; i < n_ev && i < 1024; i++) {
+	for (i = 0; i < n_ev && i < MAX_EVENTS; i++) {
 		HsaEvent *ev = new_event();
 
 		if (!ev || kfdsync_event_add_hsa(c, ev, NULL))
@@ -1017,6 +1025,209 @@ static void bench_scaling(void)
 		waitn_rows(ns[i]);
 	}
 	unregister_events(1);
+}
+
+/* ---- contexts: open, close, exit (issue 25) ---- */
+
+static int64_t open_close(const char *path)
+{
+	int64_t t0 = kfdsim_now_ns();
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die(path, errno);
+	close(fd);
+	return kfdsim_now_ns() - t0;
+}
+
+static int64_t path_ctx_open_close(void)
+{
+	return open_close("/dev/kfdsync");
+}
+
+static int64_t floor_tl_open_close(void)
+{
+	return open_close("/dev/kfdsync_timeline");
+}
+
+#define EXIT_FILES	1024
+
+/*
+ * A process that opens EXIT_FILES of @path and exits: the time from its
+ * exit (it is told to go) until waitpid() returns in the parent.
+ */
+static int64_t exit_with(const char *path)
+{
+	int ready[2], go[2], i;
+	int64_t t0, t1;
+	pid_t pid;
+	char x = 1;
+
+	if (pipe(ready) || pipe(go))
+		die("pipe", errno);
+	pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (!pid) {
+		close(ready[0]);
+		close(go[1]);
+		for (i = 0; i < EXIT_FILES; i++)
+			if (open(path, O_RDWR | O_CLOEXEC) < 0)
+				_exit(1);
+		if (write(ready[1], &x, 1) != 1 || read(go[0], &x, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &x, 1) != 1)
+		die("a process with many files failed to set up", EMFILE);
+	t0 = kfdsim_now_ns();
+	if (write(go[1], &x, 1) != 1)
+		die("write", errno);
+	waitpid(pid, NULL, 0);
+	t1 = kfdsim_now_ns();
+	fprintf(stderr, "# a process exited with %d of %s in %.1f ms\n", EXIT_FILES, path,
+		(t1 - t0) / 1e6);
+	close(ready[0]);
+	close(go[1]);
+	return t1 - t0;
+}
+
+static int64_t path_exit_contexts(void)
+{
+	return exit_with("/dev/kfdsync");
+}
+
+static int64_t floor_exit_timelines(void)
+{
+	return exit_with("/dev/kfdsync_timeline");
+}
+
+/*
+ * Opening and closing a context (an address space's notifier), against a
+ * timeline's open and close (the same misc device path without one); a
+ * process exiting with EXIT_FILES contexts, against one with as many
+ * timelines.
+ */
+static void bench_contexts(void)
+{
+	int rounds = quick ? 2 : 8, fds[EXIT_FILES], i, n = 0;
+	struct stats p, f;
+
+	table_header("contexts: open and close, exit with many");
+	json_section("contexts");
+	interleave(path_ctx_open_close, floor_tl_open_close, iterations, &p, &f);
+	report_latency("ctx_open_close", p, "tl_open_close", f);
+	/* The same with this process holding EXIT_FILES - 1 contexts. */
+	while (n < EXIT_FILES - 1 && (fds[n] = open("/dev/kfdsync", O_RDWR | O_CLOEXEC)) >= 0)
+		n++;
+	interleave(path_ctx_open_close, floor_tl_open_close, iterations, &p, &f);
+	report_latency("ctx_open_close_1023_open", p, "tl_open_close", f);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	interleave(path_exit_contexts, floor_exit_timelines, rounds, &p, &f);
+	report_latency("exit_1024_contexts", p, "exit_1024_tls", f);
+}
+
+/* ---- walks of every process: a GPU reset, amdgpu going (issue 25) ---- */
+
+#define WALK_PROCS	64
+#define DEBUGFS		"/sys/kernel/debug/kfdsync/"
+
+static int debugfs_write(const char *file, const char *text)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), DEBUGFS "%s", file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* The longest holds of <debugfs>/kfdsync/slots, in ns: table, process, hook. */
+static bool slots_held(int64_t held[3])
+{
+	FILE *f = fopen(DEBUGFS "slots", "r");
+	char line[256];
+	bool ok = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' && sscanf(line, "%" SCNd64 " %" SCNd64 " %" SCNd64, &held[0],
+					     &held[1], &held[2]) == 3)
+			ok = true;
+	fclose(f);
+	return ok;
+}
+
+static uint32_t user_fences(void)
+{
+	struct kfdsync_module_status st;
+
+	if (kfdsync_ctx_get_module_status(ctx, &st))
+		return 0;
+	return st.user_fences;
+}
+
+/* Inject @what, wait for every pending fence to end; a row of the holds. */
+static void walk_row(const char *what, int procs, int events)
+{
+	int64_t held[3] = { 0 }, t0, ended = -1;
+	uint32_t pending = user_fences();
+
+	debugfs_write("slots", "0");
+	t0 = kfdsim_now_ns();
+	if (debugfs_write("inject", what)) {
+		printf("# %s: no <debugfs>/kfdsync/inject\n", what);
+		return;
+	}
+	while (kfdsim_now_ns() - t0 < 120 * 1000000000LL) {
+		if (!user_fences()) {
+			ended = kfdsim_now_ns() - t0;
+			break;
+		}
+		usleep(1000);
+	}
+	if (!slots_held(held))
+		printf("# %s: no <debugfs>/kfdsync/slots\n", what);
+	printf("%-14s %5d %7d %8u %12.1f %12.1f %12.1f %12.1f\n", what, procs, events, pending,
+	       held[0] / 1e3, held[1] / 1e3, held[2] / 1e3, ended / 1e3);
+	json_entry("\"name\": \"%s\", \"mode\": \"%s\", \"processes\": %d, \"events\": %d, "
+		   "\"pending\": %u, \"table_us\": %.1f, \"process_us\": %.1f, \"hook_us\": %.1f, "
+		   "\"ended_us\": %.1f", what, mode, procs, events, pending, held[0] / 1e3,
+		   held[1] / 1e3, held[2] / 1e3, ended / 1e3);
+}
+
+/*
+ * WALK_PROCS other processes with MAX_EVENTS - RESERVED_EVENTS registered
+ * events each, a pending fence on every one: how long kfdsync holds its
+ * locks, and runs in the hook, when a GPU reset ends every process's fences
+ * (injected: no GPU here), then when every slot ends (as amdgpu going).
+ */
+static void bench_walks(void)
+{
+	int procs = quick ? 2 : WALK_PROCS, events = quick ? 64 : MAX_EVENTS - RESERVED_EVENTS;
+
+	if (relay_mode) {
+		printf("\n# walks: skipped in relay mode (no slots)\n");
+		return;
+	}
+	unregister_events(1);
+	spawn_children(procs, events);
+	printf("\n# walks of every process (%s mode; longest holds, microseconds)\n", mode);
+	printf("%-14s %5s %7s %8s %12s %12s %12s %12s\n", "# inject", "procs", "events",
+	       "pending", "table lock", "process lock", "in the hook", "all ended");
+	json_section("walks");
+	walk_row("reset", procs, events);
+	walk_row("end", procs, events);
+	reap_children();
 }
 
 /* ---- throughput ---- */
@@ -1484,6 +1695,14 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
+	static const struct {
+		const char *name;
+		void (*run)(void);
+	} sections[] = {
+		{ "latency", bench_latency }, { "scaling", bench_scaling },
+		{ "throughput", bench_throughput }, { "memory", bench_memory },
+		{ "cpu", bench_cpu }, { "contexts", bench_contexts }, { "walks", bench_walks },
+	};
 	struct kfdsync_module_info info;
 	struct kfdsync_event_state st;
 	int c, ret;
@@ -1502,17 +1721,17 @@ int main(int argc, char **argv)
 				die(optarg, errno);
 			break;
 		case 's':
-			sections = optarg;
+			only = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE] "
-				"[--sections LIST]\n"
+			fprintf(stderr, "usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE]"
+				" [--sections LIST]\n"
 				"  -n, --iterations N  samples per latency row (default 1000)\n"
 				"  -q, --quick         smoke run: the small sizes only\n"
 				"  -j, --json FILE     also write the figures as JSON\n"
-				"  -s, --sections LIST only these parts (comma-separated: latency,\n"
-				"                      scaling, throughput, memory, cpu, idle); all by\n"
-				"                      default\n");
+				"  -s, --sections LIST only these sections, comma-separated: latency,\n"
+				"                      scaling, throughput, memory, cpu, contexts,\n"
+				"                      walks, idle; all by default\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -1580,18 +1799,11 @@ int main(int argc, char **argv)
 		fprintf(json, "{\n  \"kernel\": \"%s\", \"mode\": \"%s\", \"iterations\": %d, "
 			"\"quick\": %s,", info.release, mode, iterations, quick ? "true" : "false");
 
-	if (section_wanted("latency"))
-		bench_latency();
-	if (section_wanted("scaling"))
-		bench_scaling();
-	if (section_wanted("throughput"))
-		bench_throughput();
-	if (section_wanted("memory"))
-		bench_memory();
-	if (section_wanted("cpu"))
-		bench_cpu();
-	if (!section_wanted("idle"))
-		goto done;
+	for (c = 0; c < (int)(sizeof(sections) / sizeof(sections[0])); c++)
+		if (section(sections[c].name))
+			sections[c].run();
+	if (!section("idle"))
+		goto out;
 	register_events(quick ? 8 : 1024);
 	/* Relay mode: start the import relay thread too (one import to an event). */
 	if (relay_mode) {
@@ -1605,7 +1817,8 @@ int main(int argc, char **argv)
 			close(fd);
 	}
 	bench_idle();
-done:
+
+out:
 	if (json) {
 		fprintf(json, " ]\n}\n");
 		fclose(json);

@@ -6,8 +6,17 @@
  * process that opened it, and acts only for that process. Its user (the
  * effective uid) is charged for it and for everything it registers.
  * Closing the file ends the context; so does, for its fences, the end of
- * its address space (an mmu notifier), which may come first when the file
- * lives on in another process.
+ * its address space, which may come first when the file lives on in another
+ * process.
+ *
+ * The end of an address space is learnt from one mmu notifier per address
+ * space (&struct kfdsync_mm), shared by all of its contexts
+ * (mmu_notifier_get()): registering a notifier takes every lock of the
+ * address space (mm_take_all_locks()) and dropping one waits for an SRCU
+ * grace period, which a process opening and closing contexts, or exiting
+ * with a thousand of them, would otherwise pay each time. The subscription
+ * is freed after the last context of the address space is closed, after a
+ * grace period (kfdsync_ctx_exit() waits for those at module exit).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -26,6 +35,7 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_ctx.h"
+#include "kfdsync_slot.h"
 #include "kfdsync_user.h"
 
 /* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
@@ -35,37 +45,106 @@ static unsigned int kfdsync_ctx_count;
 static u64 kfdsync_ctx_next_id;
 
 /**
- * kfdsync_ctx_release() - free a context; kref release function
- * @ref: &kfdsync_ctx.ref of the context
+ * struct kfdsync_mm - the contexts of one address space
+ * @mn:		The subscription (mmu_notifier_get()), one per address space.
+ * @lock:	Protects @ctxs and @gone.
+ * @ctxs:	The open contexts of the address space (&kfdsync_ctx.mm_node).
+ * @gone:	The address space went away.
  */
-void kfdsync_ctx_release(struct kref *ref)
-{
-	struct kfdsync_ctx *ctx = container_of(ref, struct kfdsync_ctx, ref);
-
-	kfdsync_user_put(ctx->user);
-	mmdrop(ctx->mm);
-	put_pid(ctx->tgid);
-	kfree_rcu(ctx, rcu);
-}
+struct kfdsync_mm {
+	struct mmu_notifier mn;
+	/* Protects the list and the state; see the kernel-doc. */
+	struct mutex lock;
+	struct list_head ctxs;
+	bool gone;
+};
 
 /* The context's address space is going away: its fences cannot signal. */
-static void kfdsync_ctx_mm_release(struct mmu_notifier *mn,
-				   struct mm_struct *mm)
+static void kfdsync_ctx_gone(struct kfdsync_ctx *ctx)
 {
-	struct kfdsync_ctx *ctx = container_of(mn, struct kfdsync_ctx, mn);
-
 	kfdsync_imports_kill(&ctx->imports);
 	kfdsync_events_fail(&ctx->events, -ECANCELED);
 }
 
-static const struct mmu_notifier_ops kfdsync_ctx_mn_ops = {
-	.release = kfdsync_ctx_mm_release,
+static void kfdsync_mm_release(struct mmu_notifier *mn, struct mm_struct *mm)
+{
+	struct kfdsync_mm *sub = container_of(mn, struct kfdsync_mm, mn);
+	struct kfdsync_ctx *ctx;
+
+	mutex_lock(&sub->lock);
+	sub->gone = true;
+	list_for_each_entry(ctx, &sub->ctxs, mm_node)
+		kfdsync_ctx_gone(ctx);
+	mutex_unlock(&sub->lock);
+}
+
+static struct mmu_notifier *kfdsync_mm_alloc(struct mm_struct *mm)
+{
+	struct kfdsync_mm *sub = kzalloc(sizeof(*sub), GFP_KERNEL_ACCOUNT);
+
+	if (!sub)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&sub->lock);
+	INIT_LIST_HEAD(&sub->ctxs);
+	return &sub->mn;
+}
+
+static void kfdsync_mm_free(struct mmu_notifier *mn)
+{
+	kfree(container_of(mn, struct kfdsync_mm, mn));
+}
+
+static const struct mmu_notifier_ops kfdsync_mm_ops = {
+	.release = kfdsync_mm_release,
+	.alloc_notifier = kfdsync_mm_alloc,
+	.free_notifier = kfdsync_mm_free,
 };
+
+/* Join the subscription of the current address space. */
+static int kfdsync_ctx_subscribe(struct kfdsync_ctx *ctx)
+{
+	struct mmu_notifier *mn = mmu_notifier_get(&kfdsync_mm_ops, ctx->mm);
+	struct kfdsync_mm *sub;
+	bool gone;
+
+	if (IS_ERR(mn))
+		return PTR_ERR(mn);
+	sub = container_of(mn, struct kfdsync_mm, mn);
+	mutex_lock(&sub->lock);
+	list_add_tail(&ctx->mm_node, &sub->ctxs);
+	gone = sub->gone;
+	mutex_unlock(&sub->lock);
+	ctx->mm_sub = sub;
+	/* Not while the opener runs in it; as if it went right after. */
+	if (gone)
+		kfdsync_ctx_gone(ctx);
+	return 0;
+}
+
+/* Leave it: the address space's end no longer reaches the context. */
+static void kfdsync_ctx_unsubscribe(struct kfdsync_ctx *ctx)
+{
+	struct kfdsync_mm *sub = ctx->mm_sub;
+
+	mutex_lock(&sub->lock);
+	list_del(&ctx->mm_node);
+	mutex_unlock(&sub->lock);
+	mmu_notifier_put(&sub->mn);
+}
+
+static void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
+{
+	kfdsync_user_put(ctx->user);
+	mmdrop(ctx->mm);
+	put_pid(ctx->tgid);
+	kfree(ctx);
+}
 
 /**
  * kfdsync_ctx_create() - a context for the current process
  * @limits: the limits it takes
- * @max_contexts: open contexts, system-wide
+ * @max_contexts: open contexts, system-wide (for callers without
+ *		  CAP_SYS_ADMIN)
  * @max_user_contexts: open contexts of the current user
  *
  * Return: the context, or ERR_PTR(-ENOMEM), -ENFILE at @max_contexts,
@@ -93,13 +172,13 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 		return ERR_PTR(-EMFILE);
 	}
 
-	kref_init(&ctx->ref);
 	ctx->tgid = get_task_pid(current, PIDTYPE_TGID);
 	ctx->mm = current->mm;
 	mmgrab(ctx->mm);
 	get_task_comm(ctx->comm, current);
 	ctx->limits = *limits;
 	INIT_LIST_HEAD(&ctx->node);
+	INIT_LIST_HEAD(&ctx->mm_node);
 
 	ctx->events.max_events = limits->max_events;
 	ctx->events.max_user_events = limits->max_user_events;
@@ -116,32 +195,30 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 	ctx->imports.events = &ctx->events;
 	kfdsync_imports_init(&ctx->imports);
 
-	ctx->mn.ops = &kfdsync_ctx_mn_ops;
-	ret = mmu_notifier_register(&ctx->mn, ctx->mm);
-	if (ret)
-		goto err_put;
-	ctx->mn_registered = true;
-
 	mutex_lock(&kfdsync_ctx_lock);
-	if (kfdsync_ctx_count >= max_contexts) {
+	if (kfdsync_ctx_count >= max_contexts && !kfdsync_user_beyond_global()) {
 		mutex_unlock(&kfdsync_ctx_lock);
 		ret = -ENFILE;
-		goto err_put;
+		goto err_destroy;
 	}
 	ctx->id = kfdsync_ctx_next_id++;
 	list_add_tail(&ctx->node, &kfdsync_ctx_list);
 	kfdsync_ctx_count++;
 	mutex_unlock(&kfdsync_ctx_lock);
+
+	ret = kfdsync_ctx_subscribe(ctx);
+	if (ret)
+		goto err_destroy;
 	return ctx;
 
-err_put:
+err_destroy:
 	kfdsync_ctx_destroy(ctx);
 	return ERR_PTR(ret);
 }
 
 /**
- * kfdsync_ctx_destroy() - close a context
- * @ctx: the context; the caller's reference is dropped
+ * kfdsync_ctx_destroy() - close a context and free it
+ * @ctx: the context
  *
  * Cancels every pending import and fence. Process context.
  */
@@ -154,17 +231,20 @@ void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx)
 	}
 	mutex_unlock(&kfdsync_ctx_lock);
 
-	/* Waits for a running release callback. */
-	if (ctx->mn_registered)
-		mmu_notifier_unregister(&ctx->mn, ctx->mm);
+	/* The subscription's lock: no release callback is left on @ctx. */
+	if (ctx->mm_sub)
+		kfdsync_ctx_unsubscribe(ctx);
 	kfdsync_imports_fini(&ctx->imports);
 	kfdsync_events_fini(&ctx->events);
 	kfdsync_user_uncharge(ctx->user, KFDSYNC_USER_CONTEXTS);
-	kfdsync_ctx_put(ctx);
+	kfdsync_ctx_free(ctx);
 }
 
 /**
  * kfdsync_ctxs_amdkfd_gone() - amdkfd went away: every event ends (-EIO)
+ *
+ * The contexts live on: once amdgpu is back, they register the events of
+ * the new amdkfd.
  */
 void kfdsync_ctxs_amdkfd_gone(void)
 {
@@ -172,8 +252,20 @@ void kfdsync_ctxs_amdkfd_gone(void)
 
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
-		kfdsync_events_fail(&ctx->events, -EIO);
+		kfdsync_events_end(&ctx->events, -EIO);
 	mutex_unlock(&kfdsync_ctx_lock);
+}
+
+/**
+ * kfdsync_ctx_exit() - at module exit, wait until every address space's
+ * subscription is freed
+ *
+ * Every context is closed: their last mmu_notifier_put() calls only wait
+ * for their SRCU grace period, then run kfdsync_mm_free().
+ */
+void kfdsync_ctx_exit(void)
+{
+	mmu_notifier_synchronize();
 }
 
 /**
@@ -250,7 +342,8 @@ static int kfdsync_debugfs_events_show(struct seq_file *m, void *unused)
 DEFINE_SHOW_ATTRIBUTE(kfdsync_debugfs_events);
 
 /**
- * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts and events
+ * kfdsync_ctx_debugfs_init() - <debugfs>/kfdsync/contexts, events, and the
+ * slot layer's files
  * @root: kfdsync's debugfs directory
  */
 void kfdsync_ctx_debugfs_init(struct dentry *root)
@@ -259,4 +352,5 @@ void kfdsync_ctx_debugfs_init(struct dentry *root)
 			    &kfdsync_contexts_fops);
 	debugfs_create_file("events", 0444, root, NULL,
 			    &kfdsync_debugfs_events_fops);
+	kfdsync_slot_debugfs_init(root);
 }

@@ -6,10 +6,7 @@
 #ifndef KFDSYNC_CTX_H
 #define KFDSYNC_CTX_H
 
-#include <linux/kref.h>
 #include <linux/list.h>
-#include <linux/mmu_notifier.h>
-#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/types.h>
 #include "kfdsync_event.h"
@@ -19,11 +16,11 @@
 struct dentry;
 struct pid;
 struct seq_file;
+struct kfdsync_mm;
 struct kfdsync_user;
 
 /**
  * struct kfdsync_ctx - one open of /dev/kfdsync
- * @ref:	Reference count; the file holds one.
  * @node:	Entry in the list of contexts (kfdsync_ctx.c's lock).
  * @id:		Unique id, for debugfs.
  * @tgid:	Thread group that opened the device (reference held).
@@ -34,15 +31,15 @@ struct kfdsync_user;
  * @limits:	Limits, taken at open.
  * @events:	The registered events.
  * @imports:	The pending imports.
- * @mn:		Ends every fence when the address space goes away before the
- *		file is closed.
- * @mn_registered: @mn is registered.
- * @rcu:	Frees the context after readers are done.
+ * @mm_sub:	The address space's subscription, shared by every context of
+ *		@mm (reference held): ends every fence when the address space
+ *		goes away before the file is closed.
+ * @mm_node:	Entry in @mm_sub's contexts (its lock).
  *
- * Everything but @events and @imports is set at open and constant.
+ * Everything but @events, @imports and @mm_node is set at open and
+ * constant. The file holds the context; closing it frees it.
  */
 struct kfdsync_ctx {
-	struct kref ref;
 	struct list_head node;
 	u64 id;
 	struct pid *tgid;
@@ -52,33 +49,9 @@ struct kfdsync_ctx {
 	struct kfdsync_limits limits;
 	struct kfdsync_events events;
 	struct kfdsync_imports imports;
-	struct mmu_notifier mn;
-	bool mn_registered;
-	struct rcu_head rcu;
+	struct kfdsync_mm *mm_sub;
+	struct list_head mm_node;
 };
-
-void kfdsync_ctx_release(struct kref *ref);
-
-/**
- * kfdsync_ctx_get() - take a reference to a context
- * @ctx: the context
- *
- * Return: @ctx.
- */
-static inline struct kfdsync_ctx *kfdsync_ctx_get(struct kfdsync_ctx *ctx)
-{
-	kref_get(&ctx->ref);
-	return ctx;
-}
-
-/**
- * kfdsync_ctx_put() - drop a reference to a context
- * @ctx: the context; the last put frees it
- */
-static inline void kfdsync_ctx_put(struct kfdsync_ctx *ctx)
-{
-	kref_put(&ctx->ref, kfdsync_ctx_release);
-}
 
 /**
  * kfdsync_ctx_is_caller() - is the current process the context's owner?
@@ -96,6 +69,7 @@ struct kfdsync_ctx *kfdsync_ctx_create(const struct kfdsync_limits *limits,
 				       unsigned int max_user_contexts);
 void kfdsync_ctx_destroy(struct kfdsync_ctx *ctx);
 void kfdsync_ctxs_amdkfd_gone(void);
+void kfdsync_ctx_exit(void);
 void kfdsync_ctx_show_fdinfo(struct seq_file *m, struct kfdsync_ctx *ctx);
 void kfdsync_ctx_debugfs_init(struct dentry *root);
 

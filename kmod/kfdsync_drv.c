@@ -228,6 +228,7 @@ static void __exit kfdsync_exit(void)
 	kfdsync_watchdog_wq_exit();
 	debugfs_remove_recursive(kfdsync_debugfs);
 	kfdsync_slot_exit();
+	kfdsync_ctx_exit();
 	/* Every fence is gone (each held a module reference): free them. */
 	kfdsync_fence_exit();
 }

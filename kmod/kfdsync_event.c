@@ -486,18 +486,18 @@ void kfdsync_events_init(struct kfdsync_events *evs, struct kfdsync_user *user,
 }
 
 /**
- * kfdsync_events_fail() - end every event with an error, no new ones
+ * kfdsync_events_end() - end every registered event with an error
  * @evs: the context's events
  * @error: the -errno (sticky for the events)
+ *
+ * For events amdkfd forgot (amdgpu went away): the context goes on, and
+ * registers the events of the amdkfd that comes next.
  */
-void kfdsync_events_fail(struct kfdsync_events *evs, int error)
+void kfdsync_events_end(struct kfdsync_events *evs, int error)
 {
 	struct kfdsync_event *ev;
 	unsigned long id;
 
-	spin_lock(&evs->lock);
-	evs->dead = true;
-	spin_unlock(&evs->lock);
 	rcu_read_lock();
 	xa_for_each(&evs->table, id, ev) {
 		if (!kref_get_unless_zero(&ev->ref))
@@ -508,6 +508,21 @@ void kfdsync_events_fail(struct kfdsync_events *evs, int error)
 		rcu_read_lock();
 	}
 	rcu_read_unlock();
+}
+
+/**
+ * kfdsync_events_fail() - end every event with an error, no new ones
+ * @evs: the context's events
+ * @error: the -errno (sticky for the events)
+ *
+ * For a context whose address space went away.
+ */
+void kfdsync_events_fail(struct kfdsync_events *evs, int error)
+{
+	spin_lock(&evs->lock);
+	evs->dead = true;
+	spin_unlock(&evs->lock);
+	kfdsync_events_end(evs, error);
 }
 
 /**

@@ -120,6 +120,7 @@ struct dma_fence *kfdsync_event_export(struct kfdsync_events *evs, u32 id,
 void kfdsync_events_init(struct kfdsync_events *evs, struct kfdsync_user *user,
 			 pid_t tgid);
 void kfdsync_events_fail(struct kfdsync_events *evs, int error);
+void kfdsync_events_end(struct kfdsync_events *evs, int error);
 void kfdsync_events_fini(struct kfdsync_events *evs);
 void kfdsync_events_show(struct seq_file *m, struct kfdsync_events *evs,
 			 u64 ctx_id, bool fdinfo);

@@ -24,13 +24,21 @@
  * most; max_imports bounds how many a context can have pending.
  *
  * Lifetime: an import holds references to its fence, page and eventfd,
- * and sits on its context's &kfdsync_imports until it is done. Closing the
- * context removes every callback that has not run (those imports are
- * cancelled: nothing written, pins released) and flushes the workqueue for
- * the others, so no import outlives its context (it needs no reference to
- * it) and the module cannot be unloaded under one.
+ * and is counted by its context's &kfdsync_imports until it is done.
+ * Closing the context removes every callback that has not run (those
+ * imports are cancelled: nothing written, pins released) and waits for the
+ * context's own imports in progress, never for another context's, so no
+ * import outlives its context (it needs no reference to it) and the module
+ * cannot be unloaded under one.
  *
- * Locking: &kfdsync_imports.lock protects the list (process context only).
+ * Memory: the worker ends fences (FAIL_EVENT) and writes what a GPU queue
+ * waits for, so it must not wait for memory: its workqueue has a rescuer
+ * (WQ_MEM_RECLAIM), and the part that signals is annotated as such
+ * (dma_fence_begin_signalling()). Setting an amdkfd event is not: amdkfd
+ * takes its own locks there, and a CPU waiter is no fence.
+ *
+ * Locking: &kfdsync_imports.lock protects the list and the counts (process
+ * context only).
  * The callback runs under the fence's lock and takes nothing else; closing
  * takes &kfdsync_imports.lock and then the fence's lock
  * (dma_fence_remove_callback()).
@@ -185,25 +193,35 @@ static void kfdsync_import_work(struct work_struct *work)
 		container_of(work, struct kfdsync_import_op, work);
 	struct kfdsync_imports *imp = op->imp;
 	int error = min(dma_fence_get_status(op->fence), 0);
+	bool cookie;
 
 	/* The fence ended: no longer pending (max_imports), nor cancellable. */
 	spin_lock(&imp->lock);
 	list_del(&op->node);
 	imp->n--;
+	imp->running++;
 	spin_unlock(&imp->lock);
 	kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);
 
+	cookie = dma_fence_begin_signalling();
 	/* First the error, so that nothing released below can beat it. */
 	if (error && (op->flags & KFDSYNC_IMPORT_FAIL_EVENT))
 		kfdsync_event_fail(imp->events, op->fail_event_id, error);
 	if (op->pinned && !op->written)
 		kfdsync_import_write(op, error ? op->error_value : op->value);
+	dma_fence_end_signalling(cookie);
 	/* After the value: an HSA waiter woken by the event reads it. */
 	if (op->flags & KFDSYNC_IMPORT_SET_EVENT)
 		kfdsync_amdkfd_set_event(imp->mm, op->event_id, false);
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
 	kfdsync_import_free(op, true);
+
+	/* Last: a closing context may be gone once this is unlocked. */
+	spin_lock(&imp->lock);
+	if (!--imp->running)
+		wake_up(&imp->idle);
+	spin_unlock(&imp->lock);
 }
 
 static void kfdsync_import_fence_cb(struct dma_fence *fence,
@@ -319,6 +337,7 @@ void kfdsync_imports_init(struct kfdsync_imports *imp)
 {
 	spin_lock_init(&imp->lock);
 	INIT_LIST_HEAD(&imp->list);
+	init_waitqueue_head(&imp->idle);
 }
 
 /**
@@ -332,12 +351,24 @@ void kfdsync_imports_kill(struct kfdsync_imports *imp)
 	spin_unlock(&imp->lock);
 }
 
+/* No import of the context is pending or running. */
+static bool kfdsync_imports_idle(struct kfdsync_imports *imp)
+{
+	bool idle;
+
+	spin_lock(&imp->lock);
+	idle = list_empty(&imp->list) && !imp->running;
+	spin_unlock(&imp->lock);
+	return idle;
+}
+
 /**
  * kfdsync_imports_fini() - cancel a closing context's imports
  * @imp: the context's imports
  *
  * Imports whose fence has not ended are cancelled (nothing written, set or
- * signalled); the others are done before this returns.
+ * signalled); the context's others are done before this returns. Other
+ * contexts' imports are not waited for.
  */
 void kfdsync_imports_fini(struct kfdsync_imports *imp)
 {
@@ -358,7 +389,8 @@ void kfdsync_imports_fini(struct kfdsync_imports *imp)
 
 	list_for_each_entry_safe(op, next, &cancelled, node)
 		kfdsync_import_free(op, false);
-	flush_workqueue(kfdsync_import_wq);
+	/* Those left are queued or running: their worker ends them. */
+	wait_event(imp->idle, kfdsync_imports_idle(imp));
 }
 
 /**
@@ -368,9 +400,13 @@ void kfdsync_imports_fini(struct kfdsync_imports *imp)
  */
 int kfdsync_import_init(void)
 {
-	/* High priority: a GPU queue or a waiter may be blocked on it. */
+	/*
+	 * High priority: a GPU queue or a waiter may be blocked on it. A
+	 * rescuer: it ends fences, whatever memory is left.
+	 */
 	kfdsync_import_wq = alloc_workqueue("kfdsync_import",
-					    WQ_UNBOUND | WQ_HIGHPRI, 0);
+					    WQ_UNBOUND | WQ_HIGHPRI |
+					    WQ_MEM_RECLAIM, 0);
 	return kfdsync_import_wq ? 0 : -ENOMEM;
 }
 

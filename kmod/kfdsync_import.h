@@ -9,6 +9,7 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 struct kfdsync_events;
 struct kfdsync_import;
@@ -17,9 +18,11 @@ struct mm_struct;
 
 /**
  * struct kfdsync_imports - the pending imports of one context
- * @lock:	Protects @list, @n and @dead (process context only).
- * @list:	Pending imports.
- * @n:		Length of @list.
+ * @lock:	Protects @list, @n, @running and @dead (process context only).
+ * @list:	Pending imports: not done, whether their fence ended or not.
+ * @n:		Imports on @list whose worker has not started.
+ * @running:	Imports whose worker runs: off @list, not done yet.
+ * @idle:	Woken when the last running import is done.
  * @dead:	No new imports: the context closed or its address space
  *		went away.
  * @max:	Limit of @n (max_imports).
@@ -35,6 +38,8 @@ struct kfdsync_imports {
 	spinlock_t lock;
 	struct list_head list;
 	u32 n;
+	u32 running;
+	wait_queue_head_t idle;
 	bool dead;
 	u32 max;
 	u32 user_max;

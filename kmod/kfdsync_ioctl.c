@@ -101,24 +101,25 @@ static int kfdsync_ioctl_status(struct kfdsync_ctx *ctx, void *data,
 {
 	struct kfdsync_status *status = data;
 	struct kfdsync_amdkfd_state st;
+	u32 usage[KFDSYNC_USER_NR];
 	struct kfdsync_tl_limits tl;
-	struct kfdsync_user *user = ctx->user;
 	struct kfdsync_limits lim;
 
 	kfdsync_amdkfd_state(&st);
 	kfdsync_params_ctx(&lim);
 	kfdsync_params_tl(&tl);
+	/* The caller's user, whoever opened the context. */
+	kfdsync_user_usage(usage);
 	memset(status, 0, sizeof(*status));
 	status->source = st.active ? KFDSYNC_SOURCE_HOOKS :
 				     KFDSYNC_SOURCE_RELAY;
 	status->relay_reason = st.active ? 0 : st.reason;
 	status->hooks = st.hooks;
 	status->hooks_missed = st.missed;
-	status->user_contexts = atomic_read(&user->count[KFDSYNC_USER_CONTEXTS]);
-	status->user_timelines =
-		atomic_read(&user->count[KFDSYNC_USER_TIMELINES]);
-	status->user_events = atomic_read(&user->count[KFDSYNC_USER_EVENTS]);
-	status->user_fences = atomic_read(&user->count[KFDSYNC_USER_FENCES]);
+	status->user_contexts = usage[KFDSYNC_USER_CONTEXTS];
+	status->user_timelines = usage[KFDSYNC_USER_TIMELINES];
+	status->user_events = usage[KFDSYNC_USER_EVENTS];
+	status->user_fences = usage[KFDSYNC_USER_FENCES];
 	status->max_user_contexts = kfdsync_param_max_user_contexts();
 	status->max_user_timelines = tl.max_user_timelines;
 	status->max_user_events = lim.max_user_events;

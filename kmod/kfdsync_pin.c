@@ -12,37 +12,151 @@
  *   the process's own copy at pin time, and a pinned anonymous page stays
  *   the process's across fork();
  * - only anonymous and shmem memory is accepted (private anonymous,
- *   MAP_SHARED anonymous, memfd, SysV/POSIX shared memory): a page of any
- *   other file would be written behind its filesystem's back;
- * - the pin is charged to the user's RLIMIT_MEMLOCK (as io_uring charges
- *   its buffers: the user's locked_vm, which also mlock-free pins of perf
- *   and BPF count), unless the pinner has CAP_IPC_LOCK.
+ *   MAP_SHARED anonymous, memfd, SysV/POSIX shared memory, private hugetlb
+ *   mappings): a page of any other file would be written behind its
+ *   filesystem's back;
+ * - what stays in memory is charged to the user's RLIMIT_MEMLOCK (as
+ *   io_uring charges its buffers: the user's locked_vm, which also
+ *   mlock-free pins of perf and BPF count), unless the pinner has
+ *   CAP_IPC_LOCK (checked without an audit record: it is asked at every
+ *   pin).
+ *
+ * A pin holds the whole folio of its page in memory: a word of a
+ * transparent huge page or of a hugetlb page pins 2 MiB (or more), not
+ * 4 KiB. So the charge is the folio's size, made once per user and folio
+ * however many of the user's pins share it (&struct kfdsync_pinned, in a
+ * table by folio and user), and given back with the last of them.
  *
  * The word is accessed through kmap_local_page(): never faults, any
  * context.
  */
 
 #include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "kfdsync_pin.h"
 
-/* Charge one page to @user's RLIMIT_MEMLOCK; -ENOMEM beyond it. */
-static int kfdsync_pin_charge(struct user_struct *user)
+/**
+ * struct kfdsync_pinned - one user's pins of one folio, and their charge
+ * @node:	Entry in kfdsync_pinned_table.
+ * @folio:	The folio, a key only (the pins keep it).
+ * @user:	The user charged (reference held).
+ * @pages:	Pages charged to @user's locked_vm: the folio's.
+ * @pins:	The user's pins of the folio.
+ *
+ * @node and @pins are protected by kfdsync_pinned_lock; the rest is
+ * constant.
+ */
+struct kfdsync_pinned {
+	struct hlist_node node;
+	const struct folio *folio;
+	struct user_struct *user;
+	unsigned long pages;
+	unsigned int pins;
+};
+
+/* Taken with interrupts off: pins are released from softirqs too. */
+static DEFINE_SPINLOCK(kfdsync_pinned_lock);
+static DEFINE_HASHTABLE(kfdsync_pinned_table, 8);
+
+/* Charge @pages to @user's RLIMIT_MEMLOCK; -ENOMEM beyond it. */
+static int kfdsync_pin_charge(struct user_struct *user, unsigned long pages,
+			      unsigned long limit)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	long cur = atomic_long_read(&user->locked_vm);
 
 	do {
-		if (cur + 1 > limit)
+		if (cur + pages > limit)
 			return -ENOMEM;
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + 1));
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, cur + pages));
 	return 0;
+}
+
+/* @user's entry for @folio; kfdsync_pinned_lock held. */
+static struct kfdsync_pinned *kfdsync_pinned_find(const struct folio *folio,
+						  const struct user_struct *user)
+{
+	struct kfdsync_pinned *p;
+
+	lockdep_assert_held(&kfdsync_pinned_lock);
+
+	hash_for_each_possible(kfdsync_pinned_table, p, node,
+			       (unsigned long)folio)
+		if (p->folio == folio && p->user == user)
+			return p;
+	return NULL;
+}
+
+/*
+ * Charge the current user for a pin of @page's folio: nothing if it holds
+ * that folio pinned already, else the folio's pages.
+ */
+static int kfdsync_pin_account(struct kfdsync_pin *pin, struct page *page)
+{
+	struct folio *folio = page_folio(page);
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct kfdsync_pinned *p, *fresh;
+	struct user_struct *user;
+	unsigned long flags;
+	int ret = 0;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return -ENOMEM;
+	user = get_current_user();
+
+	spin_lock_irqsave(&kfdsync_pinned_lock, flags);
+	p = kfdsync_pinned_find(folio, user);
+	if (p) {
+		p->pins++;
+	} else {
+		fresh->pages = folio_nr_pages(folio);
+		ret = kfdsync_pin_charge(user, fresh->pages, limit);
+		if (!ret) {
+			fresh->folio = folio;
+			fresh->user = user;
+			fresh->pins = 1;
+			hash_add(kfdsync_pinned_table, &fresh->node,
+				 (unsigned long)folio);
+			p = fresh;
+			fresh = NULL;
+			user = NULL;	/* the entry's now */
+		}
+	}
+	spin_unlock_irqrestore(&kfdsync_pinned_lock, flags);
+	kfree(fresh);
+	if (user)
+		free_uid(user);
+	pin->charge = p;
+	return ret;
+}
+
+/* Give back the charge of one pin. Any context but hard interrupts. */
+static void kfdsync_pin_unaccount(struct kfdsync_pinned *p)
+{
+	unsigned long flags;
+	bool last;
+
+	spin_lock_irqsave(&kfdsync_pinned_lock, flags);
+	last = !--p->pins;
+	if (last)
+		hash_del(&p->node);
+	spin_unlock_irqrestore(&kfdsync_pinned_lock, flags);
+	if (!last)
+		return;
+	atomic_long_sub(p->pages, &p->user->locked_vm);
+	free_uid(p->user);
+	kfree(p);
 }
 
 /* Anonymous or shmem memory of the caller at @addr: 0, or -EFAULT. */
@@ -71,8 +185,8 @@ static int kfdsync_pin_check_vma(unsigned long addr)
  * @size: 4 or 8
  *
  * Return: 0; -EFAULT if @addr is not mapped writable anonymous or shmem
- * memory; -ENOMEM if the user's RLIMIT_MEMLOCK is exhausted (or out of
- * memory); -EINTR.
+ * memory; -ENOMEM if the folio would exceed the user's RLIMIT_MEMLOCK (or
+ * out of memory); -EINTR.
  */
 int kfdsync_pin_user(struct kfdsync_pin *pin, u64 addr, size_t size)
 {
@@ -86,38 +200,26 @@ int kfdsync_pin_user(struct kfdsync_pin *pin, u64 addr, size_t size)
 	if (ret)
 		return ret;
 
-	pin->user = NULL;
-	if (!capable(CAP_IPC_LOCK)) {
-		pin->user = get_current_user();
-		ret = kfdsync_pin_charge(pin->user);
-		if (ret) {
-			free_uid(pin->user);
-			return ret;
-		}
-	}
-
 	ret = pin_user_pages_fast(uaddr, 1, FOLL_WRITE | FOLL_LONGTERM, &page);
-	if (ret != 1) {
-		ret = ret == -ENOMEM || ret == -EINTR ? ret : -EFAULT;
-		goto err_uncharge;
-	}
+	if (ret != 1)
+		return ret == -ENOMEM || ret == -EINTR ? ret : -EFAULT;
 	/* The mapping may have changed since the check: check the page. */
 	if (!PageAnon(page) &&
 	    !(page->mapping && shmem_mapping(page->mapping))) {
 		unpin_user_page(page);
-		ret = -EFAULT;
-		goto err_uncharge;
+		return -EFAULT;
+	}
+	pin->charge = NULL;
+	if (!ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK)) {
+		ret = kfdsync_pin_account(pin, page);
+		if (ret) {
+			unpin_user_page(page);
+			return ret;
+		}
 	}
 	pin->page = page;
 	pin->offset = offset_in_page(uaddr);
 	return 0;
-
-err_uncharge:
-	if (pin->user) {
-		atomic_long_dec(&pin->user->locked_vm);
-		free_uid(pin->user);
-	}
-	return ret;
 }
 
 /**
@@ -129,14 +231,12 @@ err_uncharge:
  */
 void kfdsync_pin_release(struct kfdsync_pin *pin, bool dirty)
 {
+	if (pin->charge)
+		kfdsync_pin_unaccount(pin->charge);
 	if (dirty)
 		unpin_user_pages_dirty_lock(&pin->page, 1, true);
 	else
 		unpin_user_page(pin->page);
-	if (pin->user) {
-		atomic_long_dec(&pin->user->locked_vm);
-		free_uid(pin->user);
-	}
 }
 
 /**

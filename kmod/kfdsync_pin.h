@@ -9,19 +9,21 @@
 #include <linux/types.h>
 
 struct page;
-struct user_struct;
+struct kfdsync_pinned;
 
 /**
  * struct kfdsync_pin - a pinned page and the word in it
- * @page:	The page (FOLL_PIN | FOLL_LONGTERM).
+ * @page:	The page (FOLL_PIN | FOLL_LONGTERM); its whole folio is
+ *		pinned.
  * @offset:	Offset of the word in @page.
- * @user:	The user charged for it (reference held), or NULL when the
- *		pinner had CAP_IPC_LOCK.
+ * @charge:	What the folio is charged to the user (shared by the user's
+ *		pins of that folio), or NULL when the pinner had
+ *		CAP_IPC_LOCK.
  */
 struct kfdsync_pin {
 	struct page *page;
 	unsigned int offset;
-	struct user_struct *user;
+	struct kfdsync_pinned *charge;
 };
 
 int kfdsync_pin_user(struct kfdsync_pin *pin, u64 addr, size_t size);

@@ -42,17 +42,30 @@
  * registered events of all of the process's kfdsync contexts). Hooks look
  * up in O(1), whatever other processes register.
  *
- * Locking: kfdsync_slot_mutex serialises creation (process context);
- * kfdsync_procs_lock protects the hash tables and the list of processes;
- * &kfdsync_proc.lock a process's table, list and state; &kfdsync_slot.lock a
- * slot's subscribers and state, and nests inside &kfdsync_proc.lock; the
- * subscribers' own locks nest inside it. Readers of the tables use RCU;
- * processes and slots are freed after a grace period.
+ * Walks. Ending many slots at once (a GPU reset, amdkfd freeing a process,
+ * amdgpu going away) takes a process's lock for KFDSYNC_SLOT_BATCH slots at
+ * a time, by id, and never holds kfdsync_procs_lock longer than it takes to
+ * pick the processes: any GPU user can hang a queue and force a reset, and
+ * the hooks run with preemption off. A reset only picks the processes
+ * (walking the list under RCU) and leaves the ending to a worker, in
+ * process context; amdgpu going away ends them in its notifier, preemptibly;
+ * amdkfd freeing one process ends its slots in the hook, as it must, since
+ * the page goes next. The worker ends fences, so its workqueue has a rescuer
+ * (WQ_MEM_RECLAIM).
+ *
+ * Locking: kfdsync_slot_mutex serialises creation and the end of all slots
+ * (process context); kfdsync_procs_lock protects the hash tables and the
+ * list of processes (RCU readers); kfdsync_end_lock the processes a reset
+ * left to the worker; &kfdsync_proc.lock a process's table and state;
+ * &kfdsync_slot.lock a slot's subscribers and state, and nests inside
+ * &kfdsync_proc.lock; the subscribers' own locks nest inside it. Readers of
+ * the tables use RCU; processes and slots are freed after a grace period.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/debugfs.h>
 #include <linux/dma-fence.h>
 #include <linux/hashtable.h>
 #include <linux/kref.h>
@@ -60,8 +73,10 @@
 #include <linux/mutex.h>
 #include <linux/rculist.h>
 #include <linux/sched/mm.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
 #include <linux/kfdsync.h>
@@ -76,6 +91,9 @@
 #define KFDSYNC_SLOT_CHUNK	512
 #define KFDSYNC_SLOT_CHUNKS	(KFDSYNC_EVENT_ID_LIMIT / KFDSYNC_SLOT_CHUNK)
 
+/* Slots ended under one hold of a process's lock, in a walk. */
+#define KFDSYNC_SLOT_BATCH	64
+
 struct kfdsync_slot_chunk {
 	struct kfdsync_slot __rcu *slot[KFDSYNC_SLOT_CHUNK];
 };
@@ -84,14 +102,16 @@ struct kfdsync_slot_chunk {
  * struct kfdsync_proc - an amdkfd process with watched slots
  * @by_kp:	Entry in kfdsync_procs_by_kp while published.
  * @by_mm:	Entry in kfdsync_procs_by_mm while published.
- * @node:	Entry in kfdsync_procs while published.
+ * @node:	Entry in kfdsync_procs (RCU) while published.
+ * @end_node:	Entry in kfdsync_end_list while a reset's end is pending
+ *		(kfdsync_end_lock); the list holds a reference.
+ * @gone_node:	Entry in kfdsync_slot_all_end()'s list (kfdsync_slot_mutex).
  * @kp:		amdkfd's struct kfd_process, an identity only (no
  *		reference); valid while published.
  * @mm:		The process's address space (mmgrab() reference).
- * @ref:	References: one per slot.
- * @lock:	Protects @slots, @slot_list and @dead.
+ * @ref:	References: one per slot, one per walk that ends its slots.
+ * @lock:	Protects @chunks and @dead.
  * @dead:	amdkfd freed the process: no new slots.
- * @slot_list:	The live slots (&kfdsync_slot.node).
  * @chunks:	The live slots by id (RCU), KFDSYNC_SLOT_CHUNK ids a chunk.
  * @free_work:	Frees the process after readers are done, in process
  *		context: the last mmdrop() frees page tables under
@@ -104,13 +124,14 @@ struct kfdsync_proc {
 	struct hlist_node by_kp;
 	struct hlist_node by_mm;
 	struct list_head node;
+	struct list_head end_node;
+	struct list_head gone_node;
 	const void *kp;
 	struct mm_struct *mm;
 	struct kref ref;
 	/* Protects the slot table; see the kernel-doc. */
 	spinlock_t lock;
 	bool dead;
-	struct list_head slot_list;
 	struct kfdsync_slot_chunk __rcu *chunks[KFDSYNC_SLOT_CHUNKS];
 	struct rcu_work free_work;
 };
@@ -120,7 +141,6 @@ struct kfdsync_proc {
  * @proc:	The process (reference held).
  * @id:		The event id.
  * @addr:	Kernel address of the slot; read only while !@dead.
- * @node:	Entry in &kfdsync_proc.slot_list while live.
  * @lock:	Protects @subs, @dead and @signals.
  * @dead:	Ended: amdkfd destroyed the event or freed the process.
  * @subs:	Subscribers (&kfdsync_slot_sub.node).
@@ -131,7 +151,6 @@ struct kfdsync_slot {
 	struct kfdsync_proc *proc;
 	u32 id;
 	u64 *addr;
-	struct list_head node;
 	/* Protects the subscribers and the state. */
 	spinlock_t lock;
 	bool dead;
@@ -141,15 +160,43 @@ struct kfdsync_slot {
 };
 
 static DEFINE_MUTEX(kfdsync_slot_mutex);
-/* Runs kfdsync_proc_free_work(); drained by kfdsync_slot_exit(). */
+/*
+ * Runs kfdsync_proc_free_work() and kfdsync_end_work; drained by
+ * kfdsync_slot_exit().
+ */
 static struct workqueue_struct *kfdsync_slot_wq;
 static DEFINE_SPINLOCK(kfdsync_procs_lock);
 static DEFINE_HASHTABLE(kfdsync_procs_by_kp, 6);
 static DEFINE_HASHTABLE(kfdsync_procs_by_mm, 6);
 static LIST_HEAD(kfdsync_procs);
 
+/* The processes whose slots a reset ends, for kfdsync_end_work. */
+static DEFINE_SPINLOCK(kfdsync_end_lock);
+static LIST_HEAD(kfdsync_end_list);
+static void kfdsync_end_work_fn(struct work_struct *work);
+static DECLARE_WORK(kfdsync_end_work, kfdsync_end_work_fn);
+
 /* Drops what subscribers finished under the locks (fences). */
 static void (*kfdsync_slot_done)(struct list_head *done);
+
+/*
+ * The longest time, in ns, kfdsync_procs_lock was held, one process's lock
+ * was held while its slots were ended, and a hook spent in the slot layer
+ * (with preemption off): for <debugfs>/kfdsync/slots.
+ */
+static atomic64_t kfdsync_held_table;
+static atomic64_t kfdsync_held_proc;
+static atomic64_t kfdsync_held_hook;
+
+/* Note a hold that began at @since (ktime_get_ns()) in @max. */
+static void kfdsync_held(atomic64_t *max, u64 since)
+{
+	s64 held = ktime_get_ns() - since;
+	s64 cur = atomic64_read(max);
+
+	while (held > cur && !atomic64_try_cmpxchg(max, &cur, held))
+		;
+}
 
 static void kfdsync_proc_free_work(struct work_struct *work)
 {
@@ -172,15 +219,18 @@ static void kfdsync_proc_unhash_locked(struct kfdsync_proc *proc)
 		return;
 	hash_del_rcu(&proc->by_kp);
 	hash_del_rcu(&proc->by_mm);
-	list_del(&proc->node);
+	list_del_rcu(&proc->node);
 }
 
 static void kfdsync_proc_release(struct kref *ref)
 {
 	struct kfdsync_proc *proc = container_of(ref, struct kfdsync_proc, ref);
+	u64 since;
 
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	kfdsync_proc_unhash_locked(proc);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	INIT_RCU_WORK(&proc->free_work, kfdsync_proc_free_work);
 	queue_rcu_work(kfdsync_slot_wq, &proc->free_work);
@@ -340,7 +390,6 @@ static void kfdsync_slot_kill_locked(struct kfdsync_slot *slot, int error,
 	kfdsync_slot_end_locked(slot, error, done);
 	spin_unlock(&slot->lock);
 	rcu_assign_pointer(*kfdsync_proc_entry(proc, slot->id), NULL);
-	list_del_init(&slot->node);
 }
 
 /**
@@ -373,25 +422,73 @@ void kfdsync_slot_event_destroy(const void *kp, u32 id)
 	kfdsync_slot_done(&done);
 }
 
-/* End every slot of @proc with @error; with @dead, for good. */
-static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
-			     struct list_head *done)
+/*
+ * End the live slots of @proc with ids from *@id on with @error, and with
+ * @kill for good, at most KFDSYNC_SLOT_BATCH of them under one hold of the
+ * process's lock (and at most one chunk's ids scanned). Return: whether
+ * ids are left (*@id is where to go on).
+ */
+static bool kfdsync_proc_end_batch(struct kfdsync_proc *proc, u32 *id,
+				   int error, bool kill, struct list_head *done)
 {
-	struct kfdsync_slot *slot, *next;
+	unsigned int n = 0, scanned = 0;
+	struct kfdsync_slot_chunk *chunk;
+	struct kfdsync_slot *slot;
+	u64 since;
 
 	spin_lock(&proc->lock);
-	if (dead) {
+	since = ktime_get_ns();
+	if (kill)
 		proc->dead = true;
-		list_for_each_entry_safe(slot, next, &proc->slot_list, node)
+	while (*id < KFDSYNC_EVENT_ID_LIMIT && n < KFDSYNC_SLOT_BATCH &&
+	       scanned < KFDSYNC_SLOT_CHUNK) {
+		chunk = rcu_dereference_protected(proc->chunks[*id / KFDSYNC_SLOT_CHUNK],
+						  lockdep_is_held(&proc->lock));
+		if (!chunk) {
+			*id = round_down(*id, KFDSYNC_SLOT_CHUNK) + KFDSYNC_SLOT_CHUNK;
+			continue;
+		}
+		slot = rcu_dereference_protected(chunk->slot[*id % KFDSYNC_SLOT_CHUNK],
+						 lockdep_is_held(&proc->lock));
+		(*id)++;
+		scanned++;
+		if (!slot)
+			continue;
+		n++;
+		if (kill) {
 			kfdsync_slot_kill_locked(slot, error, done);
-	} else {
-		list_for_each_entry(slot, &proc->slot_list, node) {
+		} else {
 			spin_lock(&slot->lock);
 			kfdsync_slot_end_locked(slot, error, done);
 			spin_unlock(&slot->lock);
 		}
 	}
+	kfdsync_held(&kfdsync_held_proc, since);
 	spin_unlock(&proc->lock);
+	return *id < KFDSYNC_EVENT_ID_LIMIT;
+}
+
+/*
+ * End every slot of @proc with @error (with @kill, for good: no new slots
+ * either), a batch at a time; between batches the ended fences are dropped
+ * and, if @may_sleep, others may run. @proc stays alive (a reference, or
+ * RCU).
+ */
+static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool kill,
+			     bool may_sleep)
+{
+	bool cookie, more;
+	LIST_HEAD(done);
+	u32 id = 1;
+
+	do {
+		cookie = dma_fence_begin_signalling();
+		more = kfdsync_proc_end_batch(proc, &id, error, kill, &done);
+		dma_fence_end_signalling(cookie);
+		kfdsync_slot_done(&done);
+		if (may_sleep)
+			cond_resched();
+	} while (more);
 }
 
 /**
@@ -402,22 +499,22 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool dead,
  */
 void kfdsync_slot_process_free(const void *kp)
 {
+	u64 entry = ktime_get_ns(), since;
 	struct kfdsync_proc *proc;
-	LIST_HEAD(done);
-	bool cookie;
 
-	cookie = dma_fence_begin_signalling();
-	spin_lock(&kfdsync_procs_lock);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
-	if (proc)
+	if (proc) {
+		/* Dead first: no slot is added behind the walk. */
+		kfdsync_proc_end(proc, -EIO, true, false);
+		spin_lock(&kfdsync_procs_lock);
+		since = ktime_get_ns();
 		kfdsync_proc_unhash_locked(proc);
-	spin_unlock(&kfdsync_procs_lock);
-	if (proc)
-		kfdsync_proc_end(proc, -EIO, true, &done);
+		kfdsync_held(&kfdsync_held_table, since);
+		spin_unlock(&kfdsync_procs_lock);
+	}
 	rcu_read_unlock();
-	dma_fence_end_signalling(cookie);
-	kfdsync_slot_done(&done);
+	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
 /**
@@ -427,68 +524,120 @@ void kfdsync_slot_process_free(const void *kp)
  */
 void kfdsync_slot_process_error(const void *kp, int error)
 {
+	u64 entry = ktime_get_ns();
 	struct kfdsync_proc *proc;
-	LIST_HEAD(done);
-	bool cookie;
 
-	cookie = dma_fence_begin_signalling();
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
-		kfdsync_proc_end(proc, error, false, &done);
+		kfdsync_proc_end(proc, error, false, false);
 	rcu_read_unlock();
-	dma_fence_end_signalling(cookie);
-	kfdsync_slot_done(&done);
+	kfdsync_held(&kfdsync_held_hook, entry);
+}
+
+/* End the slots of the processes a reset left, in process context. */
+static void kfdsync_end_work_fn(struct work_struct *work)
+{
+	struct kfdsync_proc *proc;
+
+	for (;;) {
+		spin_lock(&kfdsync_end_lock);
+		proc = list_first_entry_or_null(&kfdsync_end_list,
+						struct kfdsync_proc, end_node);
+		if (proc)
+			list_del_init(&proc->end_node);
+		spin_unlock(&kfdsync_end_lock);
+		if (!proc)
+			return;
+		kfdsync_proc_end(proc, -EIO, false, true);
+		kfdsync_proc_put(proc);	/* the list's */
+	}
+}
+
+/* Leave the end of @proc's slots (-EIO) to the worker. */
+static void kfdsync_proc_queue_end(struct kfdsync_proc *proc)
+{
+	bool queued = false;
+
+	/* Its last slot is going: nothing left to end. */
+	if (!kref_get_unless_zero(&proc->ref))
+		return;
+	spin_lock(&kfdsync_end_lock);
+	if (list_empty(&proc->end_node)) {
+		list_add_tail(&proc->end_node, &kfdsync_end_list);
+		queued = true;
+	}
+	spin_unlock(&kfdsync_end_lock);
+	if (queued)
+		queue_work(kfdsync_slot_wq, &kfdsync_end_work);
+	else
+		kfdsync_proc_put(proc);
+}
+
+/*
+ * A GPU reset: the processes with queues on @kdev (every process: NULL)
+ * end with -EIO. Picks them under RCU, without kfdsync_procs_lock; the
+ * worker ends their slots.
+ */
+static void kfdsync_slot_reset(const void *kdev)
+{
+	struct kfdsync_proc *proc;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(proc, &kfdsync_procs, node) {
+		if (!kdev || kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
+			kfdsync_proc_queue_end(proc);
+	}
+	rcu_read_unlock();
 }
 
 /**
  * kfdsync_slot_device_reset() - hook: a GPU was reset
  * @kdev: amdkfd's device
  *
- * The processes with queues on that device end with -EIO.
+ * The processes with queues on that device end with -EIO, shortly after,
+ * from a worker.
  */
 void kfdsync_slot_device_reset(const void *kdev)
 {
-	struct kfdsync_proc *proc;
-	LIST_HEAD(done);
-	bool cookie;
+	u64 entry = ktime_get_ns();
 
-	cookie = dma_fence_begin_signalling();
-	spin_lock(&kfdsync_procs_lock);
-	list_for_each_entry(proc, &kfdsync_procs, node) {
-		if (kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
-			kfdsync_proc_end(proc, -EIO, false, &done);
-	}
-	spin_unlock(&kfdsync_procs_lock);
-	dma_fence_end_signalling(cookie);
-	kfdsync_slot_done(&done);
+	kfdsync_slot_reset(kdev);
+	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
 /**
  * kfdsync_slot_all_end() - every slot ends: amdkfd is gone
  * @error: the -errno for the subscribers
+ *
+ * Process context (it sleeps between batches).
  */
 void kfdsync_slot_all_end(int error)
 {
 	struct kfdsync_proc *proc, *next;
-	LIST_HEAD(dead);
-	LIST_HEAD(done);
-	bool cookie;
+	LIST_HEAD(gone);
+	u64 since;
 
-	cookie = dma_fence_begin_signalling();
-	rcu_read_lock();
+	mutex_lock(&kfdsync_slot_mutex);
 	spin_lock(&kfdsync_procs_lock);
-	list_for_each_entry_safe(proc, next, &kfdsync_procs, node) {
-		kfdsync_proc_unhash_locked(proc);
-		list_add_tail(&proc->node, &dead);
-	}
+	since = ktime_get_ns();
+	list_for_each_entry(proc, &kfdsync_procs, node)
+		if (kref_get_unless_zero(&proc->ref))
+			list_add_tail(&proc->gone_node, &gone);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
-	/* Unhashed, still alive until the grace period after the last put. */
-	list_for_each_entry(proc, &dead, node)
-		kfdsync_proc_end(proc, error, true, &done);
-	rcu_read_unlock();
-	dma_fence_end_signalling(cookie);
-	kfdsync_slot_done(&done);
+
+	list_for_each_entry_safe(proc, next, &gone, gone_node) {
+		list_del_init(&proc->gone_node);
+		kfdsync_proc_end(proc, error, true, true);
+		spin_lock(&kfdsync_procs_lock);
+		since = ktime_get_ns();
+		kfdsync_proc_unhash_locked(proc);
+		kfdsync_held(&kfdsync_held_table, since);
+		spin_unlock(&kfdsync_procs_lock);
+		kfdsync_proc_put(proc);
+	}
+	mutex_unlock(&kfdsync_slot_mutex);
 }
 
 static int kfdsync_follow_pfn(struct vm_area_struct *vma, unsigned long addr,
@@ -558,6 +707,7 @@ static struct kfdsync_proc *kfdsync_proc_get(const void *kp,
 					     struct mm_struct *mm)
 {
 	struct kfdsync_proc *proc;
+	u64 since;
 
 	lockdep_assert_held(&kfdsync_slot_mutex);
 
@@ -577,12 +727,15 @@ static struct kfdsync_proc *kfdsync_proc_get(const void *kp,
 	mmgrab(mm);
 	kref_init(&proc->ref);
 	spin_lock_init(&proc->lock);
-	INIT_LIST_HEAD(&proc->slot_list);
+	INIT_LIST_HEAD(&proc->end_node);
+	INIT_LIST_HEAD(&proc->gone_node);
 
 	spin_lock(&kfdsync_procs_lock);
+	since = ktime_get_ns();
 	hash_add_rcu(kfdsync_procs_by_kp, &proc->by_kp, (unsigned long)kp);
 	hash_add_rcu(kfdsync_procs_by_mm, &proc->by_mm, (unsigned long)mm);
-	list_add_tail(&proc->node, &kfdsync_procs);
+	list_add_tail_rcu(&proc->node, &kfdsync_procs);
+	kfdsync_held(&kfdsync_held_table, since);
 	spin_unlock(&kfdsync_procs_lock);
 	return proc;
 }
@@ -627,7 +780,6 @@ static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
 		slot->proc = proc;
 		slot->id = id;
 		slot->addr = kaddr;
-		list_add_tail(&slot->node, &proc->slot_list);
 		rcu_assign_pointer(*entry, slot);
 	}
 	spin_lock(&slot->lock);
@@ -678,7 +830,6 @@ int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id,
 	}
 	spin_lock_init(&fresh->lock);
 	INIT_LIST_HEAD(&fresh->subs);
-	INIT_LIST_HEAD(&fresh->node);
 
 	/* Held until the slot is visible to the free hook. */
 	kp = kfdsync_amdkfd_process_get(mm);
@@ -755,10 +906,8 @@ void kfdsync_slot_unsubscribe(struct kfdsync_slot_sub *sub)
 	if (last)
 		slot->dead = true;
 	spin_unlock(&slot->lock);
-	if (last && live) {
+	if (last && live)
 		rcu_assign_pointer(*kfdsync_proc_entry(proc, slot->id), NULL);
-		list_del_init(&slot->node);
-	}
 	spin_unlock(&proc->lock);
 	WRITE_ONCE(sub->slot, NULL);
 	if (last) {
@@ -792,6 +941,88 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
 	return alive;
 }
 
+static int kfdsync_slots_show(struct seq_file *m, void *unused)
+{
+	unsigned int procs = 0, slots = 0, id;
+	struct kfdsync_proc *proc;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(proc, &kfdsync_procs, node) {
+		procs++;
+		for (id = 1; id < KFDSYNC_EVENT_ID_LIMIT; id++)
+			slots += !!kfdsync_proc_slot(proc, id);
+	}
+	rcu_read_unlock();
+	seq_printf(m, "# %u processes, %u slots\n", procs, slots);
+	seq_puts(m, "# longest hold (ns): table process hook\n");
+	seq_printf(m, "%lld %lld %lld\n", (long long)atomic64_read(&kfdsync_held_table),
+		   (long long)atomic64_read(&kfdsync_held_proc),
+		   (long long)atomic64_read(&kfdsync_held_hook));
+	return 0;
+}
+
+static int kfdsync_slots_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, kfdsync_slots_show, NULL);
+}
+
+/* Any write starts the longest holds afresh. */
+static ssize_t kfdsync_slots_write(struct file *file, const char __user *buf,
+				   size_t len, loff_t *ppos)
+{
+	atomic64_set(&kfdsync_held_table, 0);
+	atomic64_set(&kfdsync_held_proc, 0);
+	atomic64_set(&kfdsync_held_hook, 0);
+	return len;
+}
+
+static const struct file_operations kfdsync_slots_fops = {
+	.owner = THIS_MODULE,
+	.open = kfdsync_slots_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = kfdsync_slots_write,
+};
+
+/*
+ * Fault injection for tests and benchmarks, where no GPU can be reset:
+ * "reset" ends every watched process's slots as a GPU reset that hit every
+ * process would (-EIO); "end" ends every slot for good, as amdgpu going
+ * away does.
+ */
+static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *ppos)
+{
+	char cmd[16] = "";
+
+	if (len >= sizeof(cmd) || copy_from_user(cmd, buf, len))
+		return -EINVAL;
+	if (sysfs_streq(cmd, "reset"))
+		kfdsync_slot_device_reset(NULL);
+	else if (sysfs_streq(cmd, "end"))
+		kfdsync_slot_all_end(-EIO);
+	else
+		return -EINVAL;
+	return len;
+}
+
+static const struct file_operations kfdsync_inject_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = kfdsync_inject_write,
+};
+
+/**
+ * kfdsync_slot_debugfs_init() - <debugfs>/kfdsync/slots and inject
+ * @root: kfdsync's debugfs directory
+ */
+void kfdsync_slot_debugfs_init(struct dentry *root)
+{
+	debugfs_create_file("slots", 0644, root, NULL, &kfdsync_slots_fops);
+	debugfs_create_file("inject", 0200, root, NULL, &kfdsync_inject_fops);
+}
+
 /**
  * kfdsync_slot_init() - set up the slot layer
  * @done: drops what subscribers finished under the slot locks
@@ -800,7 +1031,9 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
  */
 int kfdsync_slot_init(void (*done)(struct list_head *done))
 {
-	kfdsync_slot_wq = alloc_workqueue("kfdsync_slot", WQ_UNBOUND, 0);
+	/* A rescuer: a reset's end is a path that ends fences. */
+	kfdsync_slot_wq = alloc_workqueue("kfdsync_slot",
+					  WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!kfdsync_slot_wq)
 		return -ENOMEM;
 	kfdsync_slot_done = done;
@@ -814,7 +1047,9 @@ int kfdsync_slot_init(void (*done)(struct list_head *done))
  */
 void kfdsync_slot_exit(void)
 {
-	/* The grace periods of queue_rcu_work() first, then the works. */
+	/* A reset's end first: it drops process references. */
+	flush_work(&kfdsync_end_work);
+	/* The grace periods of queue_rcu_work() next, then the works. */
 	rcu_barrier();
 	destroy_workqueue(kfdsync_slot_wq);
 }

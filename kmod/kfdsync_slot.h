@@ -15,6 +15,7 @@
 #include <linux/list.h>
 #include <linux/types.h>
 
+struct dentry;
 struct kfdsync_slot;
 struct kfdsync_slot_sub;
 struct mm_struct;
@@ -63,6 +64,7 @@ void kfdsync_slot_process_error(const void *kp, int error);
 void kfdsync_slot_device_reset(const void *kdev);
 void kfdsync_slot_all_end(int error);
 
+void kfdsync_slot_debugfs_init(struct dentry *root);
 int kfdsync_slot_init(void (*done)(struct list_head *done));
 void kfdsync_slot_exit(void);
 

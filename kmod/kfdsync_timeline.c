@@ -29,7 +29,8 @@
  *   Expiry runs in process context, in bounded batches
  *   (kfdsync_watchdog.c).
  * - Limits: open timelines per user (max_user_timelines, -EMFILE) and
- *   system-wide (max_timelines, -ENFILE); pending fences per timeline
+ *   system-wide (max_timelines, -ENFILE, not for CAP_SYS_ADMIN, see
+ *   kfdsync_user.c); pending fences per timeline
  *   (max_timeline_fences) and per user (max_user_fences), -ENOSPC. As in
  *   sw_sync, a pending fence nobody holds any more leaves the timeline and
  *   counts against nothing.
@@ -606,7 +607,8 @@ static long kfdsync_tl_ioctl(struct file *file, unsigned int cmd,
 
 /*
  * open() errors: -ENOMEM, -EMFILE (max_user_timelines timelines of the
- * user open), -ENFILE (max_timelines timelines open).
+ * user open), -ENFILE (max_timelines timelines open, and the caller has no
+ * CAP_SYS_ADMIN).
  */
 static int kfdsync_tl_open(struct inode *inode, struct file *file)
 {
@@ -646,7 +648,8 @@ static int kfdsync_tl_open(struct inode *inode, struct file *file)
 		 task_tgid_nr(current), tl->comm);
 
 	mutex_lock(&kfdsync_tl_list_lock);
-	if (kfdsync_tl_count >= tl->limits.max_timelines) {
+	if (kfdsync_tl_count >= tl->limits.max_timelines &&
+	    !kfdsync_user_beyond_global()) {
 		mutex_unlock(&kfdsync_tl_list_lock);
 		kfdsync_user_uncharge(tl->user, KFDSYNC_USER_TIMELINES);
 		kfdsync_user_put(tl->user);

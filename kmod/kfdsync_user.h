@@ -9,6 +9,7 @@
 #include <linux/atomic.h>
 #include <linux/list.h>
 #include <linux/refcount.h>
+#include <linux/types.h>
 #include <linux/uidgid.h>
 
 /* What is counted per user; the limits are module parameters. */
@@ -23,16 +24,22 @@ enum kfdsync_user_res {
 
 /**
  * struct kfdsync_user - one user's kfdsync resources
- * @node:	Entry in the user table (RCU).
+ * @node:	Entry in the user table.
  * @uid:	The user (effective uid of the opener).
- * @ref:	References: every context and timeline of the user.
+ * @owner:	The user charged along with this one (reference held): the
+ *		owner of the user namespace the opener was in (its outermost
+ *		one below the initial namespace), or NULL.
+ * @ref:	References: every context and timeline of the user, and
+ *		every entry whose @owner this is.
  * @count:	Resources held, by &enum kfdsync_user_res.
  *
- * @node and @ref are protected by the user table's lock.
+ * An entry is one (@uid, @owner) pair. @node and @ref are protected by the
+ * user table's lock; @uid and @owner are constant.
  */
 struct kfdsync_user {
 	struct hlist_node node;
 	kuid_t uid;
+	struct kfdsync_user *owner;
 	refcount_t ref;
 	atomic_t count[KFDSYNC_USER_NR];
 };
@@ -43,5 +50,7 @@ bool kfdsync_user_charge(struct kfdsync_user *user, enum kfdsync_user_res res,
 			 unsigned int limit);
 void kfdsync_user_uncharge(struct kfdsync_user *user,
 			   enum kfdsync_user_res res);
+void kfdsync_user_usage(u32 usage[KFDSYNC_USER_NR]);
+bool kfdsync_user_beyond_global(void);
 
 #endif /* KFDSYNC_USER_H */

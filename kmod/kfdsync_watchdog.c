@@ -7,6 +7,12 @@
  * costs the timer interrupt one queue_work() per watchdog, and the fences
  * are ended by workers that run preemptibly, KFDSYNC_WATCHDOG_BATCH at a
  * time, letting the rest of the machine run between batches.
+ *
+ * The watchdog is what ends a fence nothing else ends, and fences can sit
+ * where memory reclaim waits for them (a dma_resv, a syncobj, a KMS
+ * commit): its workqueue has a rescuer thread (WQ_MEM_RECLAIM), so expiry
+ * never waits for a new worker, which would need memory. Expiry allocates
+ * nothing and runs inside dma_fence_begin_signalling().
  */
 
 #include <linux/hrtimer.h>
@@ -84,14 +90,14 @@ void kfdsync_watchdog_stop(struct kfdsync_watchdog *wd)
 }
 
 /**
- * kfdsync_watchdog_wq_init() - create the expiry workqueue
+ * kfdsync_watchdog_wq_init() - create the expiry workqueue, with a rescuer
  *
  * Return: 0 or -ENOMEM.
  */
 int kfdsync_watchdog_wq_init(void)
 {
-	kfdsync_watchdog_wq = alloc_workqueue("kfdsync_watchdog", WQ_UNBOUND,
-					      0);
+	kfdsync_watchdog_wq = alloc_workqueue("kfdsync_watchdog",
+					      WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	return kfdsync_watchdog_wq ? 0 : -ENOMEM;
 }
 

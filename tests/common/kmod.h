@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,19 +94,25 @@ static inline int kfdsync_param_read(const char *name, char *buf, size_t size)
 	return read_text(path, buf, size);
 }
 
-/* Write @val to a small text file (sysfs, debugfs). */
-static inline int write_text(const char *path, const char *val)
+/* Write @text to the file @path (sysfs, procfs, tracefs), opened with @flags. */
+static inline int write_text_flags(const char *path, const char *text, int flags)
 {
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_CLOEXEC | flags);
 	if (fd < 0)
 		return -errno;
-	n = write(fd, val, strlen(val));
+	n = write(fd, text, strlen(text));
 	n = n < 0 ? -errno : 0;
 	close(fd);
 	return (int)n;
+}
+
+/* Write @val to a small text file (sysfs, debugfs). */
+static inline int write_text(const char *path, const char *val)
+{
+	return write_text_flags(path, val, 0);
 }
 
 /* Write kfdsync's parameter @name through sysfs. */
@@ -114,6 +122,36 @@ static inline int kfdsync_param_write(const char *name, const char *val)
 
 	snprintf(path, sizeof(path), KFDSYNC_PARAMS "%s", name);
 	return write_text(path, val);
+}
+
+/*
+ * open(2) @path in a child that dropped CAP_SYS_ADMIN (as root without it:
+ * kfdsync's system-wide limits spare only that capability). 0 if it
+ * opened, or -errno.
+ */
+static inline int open_without_cap_sys_admin(const char *path)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (syscall(SYS_capget, &h, d))
+			_exit(errno);
+		d[0].effective &= ~(1U << CAP_SYS_ADMIN);
+		d[0].permitted &= ~(1U << CAP_SYS_ADMIN);
+		if (syscall(SYS_capset, &h, d))
+			_exit(errno);
+		_exit(open(path, O_RDWR | O_CLOEXEC) < 0 ? errno : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
 }
 
 #endif /* KFDSYNC_TESTS_KMOD_H */

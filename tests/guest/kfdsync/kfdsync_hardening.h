@@ -16,6 +16,8 @@
 #ifndef KFDSYNC_TESTS_KFDSYNC_HARDENING_H
 #define KFDSYNC_TESTS_KFDSYNC_HARDENING_H
 
+#include <sys/stat.h>
+
 #include "child.h"
 #include "harness.h"
 #include "kfdsync_raw.h"
@@ -23,6 +25,7 @@
 #include "kfdsync_test.h"
 
 #define MS			1000000LL
+#define NOBODY			65534
 
 static int kfdsync = -1;
 static int sim = -1;
@@ -77,6 +80,30 @@ static inline int param_set(const char *name, unsigned int val)
 
 	snprintf(buf, sizeof(buf), "%u", val);
 	return kfdsync_param_write(name, buf);
+}
+
+/* Run @fn(@arg) in a child that drops to uid/gid @uid; its exit status. */
+static inline int as_user(uid_t uid, int (*fn)(void *), void *arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork: %s", strerror(errno));
+	if (!pid) {
+		if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+			_exit(99);
+		_exit(fn(arg));
+	}
+	return reap(pid);
+}
+
+/* Let an unprivileged child use kfdsync's nodes (the guest is ours). */
+static inline void nodes_for_everyone(void)
+{
+	chmod(RAW_KFDSYNC_DEV, 0666);
+	chmod(KFDSYNC_TL_DEVICE, 0666);
 }
 
 /* For harness_require: outside the guest, skip. */

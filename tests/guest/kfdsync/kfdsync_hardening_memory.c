@@ -20,23 +20,6 @@
 #include "sim_test.h"
 #include "kfdsync_hardening.h"
 
-#define NOBODY			65534
-
-/* Run @fn(@arg) in a child that drops to uid/gid @uid; its exit status. */
-static int as_user(uid_t uid, int (*fn)(void *), void *arg)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		tap_bail("fork: %s", strerror(errno));
-	if (!pid) {
-		if (setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
-			_exit(99);
-		_exit(fn(arg));
-	}
-	return reap(pid);
-}
-
 /* ---- watched and written memory is the process's own page ---- */
 
 /* Export "value == 1" at @value, then write 1 and set the event. */
@@ -165,13 +148,6 @@ static int memlock_child(void *arg)
 	return 0;
 }
 
-/* Let an unprivileged child use kfdsync's nodes (the guest is ours). */
-static void nodes_for_everyone(void)
-{
-	chmod(RAW_KFDSYNC_DEV, 0666);
-	chmod(KFDSYNC_TL_DEVICE, 0666);
-}
-
 TEST(pins_charged_to_memlock)
 {
 	nodes_for_everyone();
@@ -218,14 +194,9 @@ TEST(per_user_contexts_and_timelines)
 	per_user_limit("max_user_timelines", KFDSYNC_TL_DEVICE, "timelines");
 }
 
-static void setup(void)
-{
-	hardening_setup();
-}
-
 int main(int argc, char **argv)
 {
 	harness_require = hardening_require;
-	harness_setup = setup;
+	harness_setup = hardening_setup;
 	return harness_main(argc, argv);
 }

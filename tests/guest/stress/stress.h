@@ -127,6 +127,20 @@ static inline void sleep_ns(int64_t ns)
 		;
 }
 
+/* ---- processes ---- */
+
+/* fork(), stdout flushed first; bails out on failure. */
+static inline pid_t fork_or_bail(void)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		tap_bail("fork: %s", strerror(errno));
+	return pid;
+}
+
 /* ---- fd passing (child.h's scm_send()/scm_recv()): up to 4 fds a message ---- */
 
 #define STRESS_MAX_FDS	4
@@ -186,22 +200,34 @@ static inline long debugfs_tl_live_fences(void)
 	return p ? strtol(p + strlen("timelines, "), NULL, 10) : -1;
 }
 
-static inline long vmstat_value(const char *name)
+/* The number after "@key@sep" at the start of a line of @path (procfs), or -1. */
+static inline long proc_field(const char *path, const char *key, char sep)
 {
 	char line[128];
-	size_t n = strlen(name);
+	size_t n = strlen(key);
 	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
+	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ' ') {
+		if (!strncmp(line, key, n) && line[n] == sep) {
 			v = strtol(line + n + 1, NULL, 10);
 			break;
 		}
 	fclose(f);
 	return v;
+}
+
+/* The value of @key in /proc/meminfo (kB), or -1. */
+static inline long meminfo_kb(const char *key)
+{
+	return proc_field("/proc/meminfo", key, ':');
+}
+
+static inline long vmstat_value(const char *name)
+{
+	return proc_field("/proc/vmstat", name, ' ');
 }
 
 static inline void vmstat_refresh(void)
@@ -300,6 +326,15 @@ static inline bool stress_check_zero(const char *name, long ctx_own, long tl_own
 		 c.tl_user, c.tl_debugfs, c.tl_live_fences, c.ev_user, c.fences_user,
 		 c.sim_queues, c.pin_acquired, c.pin_released);
 	return tap_ok(ok, "%s", name);
+}
+
+/* Skip the whole program (exit 0) unless it runs as root where kfdsync is. */
+static inline void stress_require_root(void)
+{
+	if (access(RAW_KFDSYNC_DEV, F_OK) || geteuid()) {
+		printf("1..0 # SKIP needs root and %s (the guest)\n", RAW_KFDSYNC_DEV);
+		exit(0);
+	}
 }
 
 /* Let unprivileged users open the nodes (the guest is ours). */

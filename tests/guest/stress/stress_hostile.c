@@ -17,17 +17,27 @@
  *
  * Then a nobody process fills every per-user limit with the default
  * parameters — contexts, timelines, registered events, pending fences,
- * imports (pins, charged to RLIMIT_MEMLOCK) — and the kernel memory it
- * holds at the top is measured (Slab and SUnreclaim deltas of
- * /proc/meminfo, pinned pages) and printed, while root opens, registers
- * and exports as usual.
+ * imports (each pinning a page of its own, charged to RLIMIT_MEMLOCK) —
+ * and the kernel memory it holds at the top is measured (Slab and
+ * SUnreclaim deltas of /proc/meminfo, pinned pages) and printed, while
+ * root opens, registers and exports as usual. Nobody then pins a word in
+ * each of 64 transparent huge pages: the bytes really pinned (pins times
+ * the folio size) must stay within its RLIMIT_MEMLOCK.
+ *
+ * Last, with small limits, user 1000 in a user namespace of its own with
+ * 64 subordinate uids (a rootless container) takes every context,
+ * timeline and fence it can through all of them, while another user and
+ * root open theirs; then four real users fill the system-wide limits,
+ * and a fifth is refused but root is not.
  */
 
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include "hugepage.h"
 #include "sim_test.h"
 #include "stress.h"
 
@@ -40,17 +50,6 @@ struct victim_msg {
 	uint64_t word;		/* an address of the victim's own memory */
 	uint64_t age;
 };
-
-static pid_t fork_or_bail(void)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		tap_bail("fork: %s", strerror(errno));
-	return pid;
-}
 
 static bool drop_to(uid_t uid)
 {
@@ -281,22 +280,14 @@ static void test_foreign(void)
 
 /* ---- per-user limits and the worst case one user holds ---- */
 
-static long meminfo_kb(const char *key)
-{
-	char line[128];
-	size_t n = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+/* Pages the filler's imports may pin, one each. */
+#define IMPORT_PAGES	4096
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
+/* Pins (nr_foll_pin_acquired - released) now, as root (it folds the counts). */
+static long pins_now(void)
+{
+	vmstat_refresh();
+	return vmstat_value("nr_foll_pin_acquired") - vmstat_value("nr_foll_pin_released");
 }
 
 struct fill {
@@ -319,15 +310,16 @@ static void filler_main(struct fill *f, int ready, int go)
 	static int ctx[1100], tl[1100];
 	static HsaEvent *evs[4096];
 	long slab0 = meminfo_kb("Slab"), unrec0 = meminfo_kb("SUnreclaim");
-	long pin0, rel0;
 	struct rlimit rl;
-	int i, k, fd, nev = 0, imp_fence, ret;
-	static uint64_t words[8][512];
+	int i, k, fd, nev = 0, imp_fence, ret, n_imp = 0;
+	/* Small pages, each pinned once: the most memory imports can pin. */
+	char *pages = mmap(NULL, IMPORT_PAGES * 4096UL, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	char c;
 
-	vmstat_refresh();
-	pin0 = vmstat_value("nr_foll_pin_acquired");
-	rel0 = vmstat_value("nr_foll_pin_released");
+	if (pages == MAP_FAILED)
+		_exit(33);
+	madvise(pages, IMPORT_PAGES * 4096UL, MADV_NOHUGEPAGE);
 	if (!drop_to(NOBODY_UID))
 		_exit(30);
 	getrlimit(RLIMIT_MEMLOCK, &rl);
@@ -367,15 +359,15 @@ static void filler_main(struct fill *f, int ready, int go)
 			f->events++;
 		}
 	/*
-	 * Imports of one pending fence, each pinning a page: a context's
-	 * max_imports, then the next context, until the user's limit
+	 * Imports of one pending fence, each pinning a page of its own: a
+	 * context's max_imports, then the next context, until the user's limit
 	 * (ENOSPC in a fresh context) or RLIMIT_MEMLOCK (ENOMEM).
 	 */
 	imp_fence = raw_tl_fence(tl[0], 1);
 	for (k = 0; k < f->ctxs && !f->imp_err && imp_fence >= 0; k++)
 		for (i = 0; i < 1100; i++) {
-			ret = raw_import_memory(ctx[k], imp_fence, &words[i % 8][(i / 8) % 512],
-						1, 2);
+			ret = raw_import_memory(ctx[k], imp_fence,
+						pages + (n_imp++ % IMPORT_PAGES) * 4096UL, 1, 2);
 			if (ret == -ENOSPC && i)
 				break;		/* this context is full */
 			if (ret) {
@@ -397,9 +389,6 @@ static void filler_main(struct fill *f, int ready, int go)
 			f->fences++;
 		}
 	f->fences += imp_fence >= 0;
-	vmstat_refresh();
-	f->pins = (vmstat_value("nr_foll_pin_acquired") - pin0) -
-		  (vmstat_value("nr_foll_pin_released") - rel0);
 	f->slab_kb = meminfo_kb("Slab") - slab0;
 	f->sunreclaim_kb = meminfo_kb("SUnreclaim") - unrec0;
 	raw_status(ctx[0], &f->st);
@@ -420,6 +409,7 @@ static void test_limits(void)
 	struct fill *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
 			      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int ready[2], go[2], rctx, rtl, fence, code;
+	long pins0;
 	struct rlimit nofile = { MAX_FDS, MAX_FDS };
 	char watchdog[32] = "", watchdog_max[32] = "";
 	struct kfdsync_status st;
@@ -445,14 +435,18 @@ static void test_limits(void)
 		watchdog_restore(watchdog, watchdog_max);
 		tap_bail("cannot raise kfdsync's watchdog for the filler");
 	}
+	pins0 = pins_now();
 	pid = fork_or_bail();
 	if (!pid)
 		filler_main(f, ready[1], go[0]);
+	close(ready[1]);
+	close(go[0]);
 	if (read(ready[0], &c, 1) != 1) {
 		tap_ok(false, "filler_ran (status %d)", reap(pid));
 		watchdog_restore(watchdog, watchdog_max);
 		return;
 	}
+	f->pins = pins_now() - pins0;
 	tap_diag("one user (nobody) holds: %d contexts (then %s), %d timelines (then %s), "
 		 "%d registered events (then %s), %d pending fences (then %s), %d imports "
 		 "(then %s)", f->ctxs, strerror(-f->ctx_err), f->tls, strerror(-f->tl_err),
@@ -495,10 +489,388 @@ static void test_limits(void)
 	tap_ok(code == 0, "filler_exits_cleanly (%d)", code);
 	watchdog_restore(watchdog, watchdog_max);
 	close(ready[0]);
-	close(ready[1]);
-	close(go[0]);
 	close(go[1]);
 	munmap(f, sizeof(*f));
+}
+
+/* ---- pins in huge pages ---- */
+
+#define THP_AREA	64	/* huge pages offered to the attacker */
+
+struct thp_fill {
+	int pins, err;
+	long huge_kb, vmstat_pins;
+	uint64_t memlock;
+};
+
+/* As nobody: one import into each of THP_AREA huge pages, until refused. */
+static void thp_filler_main(struct thp_fill *f, int ready, int go)
+{
+	struct rlimit rl;
+	char *area;
+	int ctx, tl, fence, i, ret;
+	char c;
+
+	if (!drop_to(NOBODY_UID))
+		_exit(40);
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	f->memlock = rl.rlim_cur;
+	area = thp_area(THP_AREA);
+	if (!area)
+		_exit(41);
+	f->huge_kb = anon_huge_kb(area);
+	ctx = raw_open(RAW_KFDSYNC_DEV);
+	tl = raw_open(KFDSYNC_TL_DEVICE);
+	fence = raw_tl_fence(tl, 1);
+	for (i = 0; i < THP_AREA && fence >= 0; i++) {
+		ret = raw_import_memory(ctx, fence, area + i * HUGE_SIZE + 64, 1, 2);
+		if (ret) {
+			f->err = ret;
+			break;
+		}
+		f->pins++;
+	}
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		_exit(42);
+	_exit(0);
+}
+
+/*
+ * The worst case one user pins through imports in huge pages: bytes
+ * really pinned (the pins /proc/vmstat counts, times the folio size) against
+ * its RLIMIT_MEMLOCK.
+ */
+static void test_thp_pins(void)
+{
+	struct thp_fill *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int ready[2], go[2], code;
+	long folio_kb, pins0;
+	pid_t pid;
+	char c;
+
+	if (f == MAP_FAILED || pipe2(ready, O_CLOEXEC) || pipe2(go, O_CLOEXEC))
+		tap_bail("setup: %s", strerror(errno));
+	memset(f, 0, sizeof(*f));
+	pins0 = pins_now();
+	pid = fork_or_bail();
+	if (!pid)
+		thp_filler_main(f, ready[1], go[0]);
+	close(ready[1]);
+	close(go[0]);
+	if (read(ready[0], &c, 1) != 1) {
+		tap_ok(false, "thp_filler_ran (status %d)", reap(pid));
+		close(ready[0]);
+		close(go[1]);
+		return;
+	}
+	f->vmstat_pins = pins_now() - pins0;
+	if (f->huge_kb < THP_AREA * 2048L) {
+		tap_skip("no transparent huge pages", "thp_pins_within_rlimit_memlock");
+	} else {
+		folio_kb = HUGE_SIZE / 1024;
+		tap_diag("worst case of one user pinning words of huge pages: %d pins (%ld in "
+			 "/proc/vmstat, then %s), %ld kB really pinned, RLIMIT_MEMLOCK %" PRIu64
+			 " kB", f->pins, f->vmstat_pins, strerror(-f->err),
+			 f->vmstat_pins * folio_kb, f->memlock / 1024);
+		tap_ok(f->vmstat_pins * folio_kb * 1024 <= (long)f->memlock && f->err == -ENOMEM,
+		       "thp_pins_within_rlimit_memlock (%ld kB)", f->vmstat_pins * folio_kb);
+	}
+	if (write(go[1], "g", 1) != 1)
+		tap_diag("go: %s", strerror(errno));
+	code = reap(pid);
+	tap_ok(code == 0, "thp_filler_exits_cleanly (%d)", code);
+	close(ready[0]);
+	close(go[1]);
+	munmap(f, sizeof(*f));
+}
+
+/* ---- a subordinate-uid range against everyone else ---- */
+
+/*
+ * A rootless container: user 1000 creates a user namespace, and root maps
+ * SUBUIDS of its subordinate uids into it (what newuidmap does). Inside,
+ * one process per uid takes every context, timeline and fence it can.
+ * (The device nodes are everyone's here, as the render group's members'
+ * are: rootless containers keep their supplementary groups.)
+ */
+#define ATTACKER_UID	1000
+#define SUBUID_BASE	200000
+#define SUBUIDS		64
+#define VICTIM_UID	2000
+#define SMALL_USER	8	/* per-user contexts and timelines while it runs */
+#define SMALL_GLOBAL	32	/* system-wide: four users' worth */
+#define SMALL_FENCES	64	/* per-user pending fences */
+
+struct subuid_report {
+	int ctxs, ctx_err, tls, tl_err, fences, fence_err, done, failed;
+};
+
+/* Where the container gave up (r[0].failed), and why. */
+enum { CONTAINER_CHROOT = 1, CONTAINER_DROP, CONTAINER_UNSHARE, CONTAINER_MAPPED };
+
+/*
+ * The guest's command runs chrooted into the host's root (tests/vm's
+ * init), and no user namespace can be made in a chroot (unshare(2):
+ * EPERM). Root may leave it, the classic way: chroot into a directory
+ * while the working directory stays outside, climb up from there, and
+ * make the top the root: the initramfs, where the same devtmpfs is /dev,
+ * as a process of a booted system would see it.
+ */
+static bool leave_chroot(void)
+{
+	const char *dir = "/tmp/kfdsync-leave-chroot";
+	int i;
+
+	mkdir(dir, 0700);
+	if (chdir("/") || chroot(dir))
+		return false;
+	for (i = 0; i < 32; i++)
+		if (chdir(".."))
+			return false;
+	return !chroot(".") && !chdir("/");
+}
+
+/* One uid of the range: take everything, report, hold it until @hold closes. */
+static void subuid_main(struct subuid_report *r, uid_t uid, int hold)
+{
+	int fd, tl = -1, i;
+	char c;
+
+	if (setresuid(uid, uid, uid)) {
+		r->failed = 1;
+		_exit(1);
+	}
+	for (i = 0; i < 4 * SMALL_USER; i++) {
+		fd = raw_open(RAW_KFDSYNC_DEV);
+		if (fd < 0) {
+			r->ctx_err = fd;
+			break;
+		}
+		r->ctxs++;
+	}
+	for (i = 0; i < 4 * SMALL_USER; i++) {
+		fd = raw_open(KFDSYNC_TL_DEVICE);
+		if (fd < 0) {
+			r->tl_err = fd;
+			break;
+		}
+		if (tl < 0)
+			tl = fd;
+		r->tls++;
+	}
+	for (i = 1; tl >= 0 && i <= 4 * SMALL_FENCES; i++) {
+		fd = raw_tl_fence(tl, (uint32_t)i);
+		if (fd < 0) {
+			r->fence_err = fd;
+			break;
+		}
+		r->fences++;
+	}
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	while (read(hold, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/*
+ * User ATTACKER_UID in a user namespace of its own: waits for root to map
+ * its range (@mapped), then starts a process per uid.
+ */
+static void container_main(struct subuid_report *r, int ready, int mapped, int hold)
+{
+	pid_t pids[SUBUIDS];
+	unsigned int i;
+	char c;
+
+	if (!leave_chroot()) {
+		r[0].failed = CONTAINER_CHROOT;
+		r[0].ctx_err = -errno;
+		_exit(1);
+	}
+	if (!drop_to(ATTACKER_UID)) {
+		r[0].failed = CONTAINER_DROP;
+		_exit(1);
+	}
+	if (unshare(CLONE_NEWUSER)) {
+		r[0].failed = CONTAINER_UNSHARE;
+		r[0].ctx_err = -errno;
+		_exit(1);
+	}
+	if (write(ready, "u", 1) != 1 || read(mapped, &c, 1) != 1) {
+		r[0].failed = CONTAINER_MAPPED;
+		_exit(1);
+	}
+	for (i = 0; i < SUBUIDS; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			subuid_main(&r[i], i, hold);
+	}
+	close(hold);
+	for (i = 0; i < SUBUIDS; i++)
+		reap(pids[i]);
+	_exit(0);
+}
+
+/* As @uid: a context, a timeline and a fence; 0 or the first -errno. */
+static int user_opens(uid_t uid)
+{
+	pid_t pid = fork_or_bail();
+	int ctx, tl, fence;
+
+	if (!pid) {
+		if (uid && !drop_to(uid))
+			_exit(100);
+		ctx = raw_open(RAW_KFDSYNC_DEV);
+		tl = raw_open(KFDSYNC_TL_DEVICE);
+		fence = tl >= 0 ? raw_tl_fence(tl, 1) : tl;
+		_exit(ctx < 0 ? -ctx : tl < 0 ? -tl : fence < 0 ? -fence : 0);
+	}
+	return -reap(pid);
+}
+
+static const char *const small_params[][2] = {
+	{ "max_user_contexts", "8" }, { "max_contexts", "32" },
+	{ "max_user_timelines", "8" }, { "max_timelines", "32" },
+	{ "max_user_fences", "64" },
+};
+
+static void params_small(char saved[][32], bool set)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(small_params) / sizeof(small_params[0]); i++) {
+		if (set) {
+			kfdsync_param_read(small_params[i][0], saved[i], 32);
+			kfdsync_param_write(small_params[i][0], small_params[i][1]);
+		} else {
+			kfdsync_param_write(small_params[i][0], saved[i]);
+		}
+	}
+}
+
+/*
+ * Distinct real users fill the system-wide limit: the next user is refused
+ * (ENFILE), root, with CAP_SYS_ADMIN, is not.
+ */
+static void test_global_limit_spares_root(void)
+{
+	int hold[2], ready[2], code, root;
+	pid_t pids[SMALL_GLOBAL / SMALL_USER];
+	unsigned int i, n = SMALL_GLOBAL / SMALL_USER;
+	char c;
+
+	if (pipe2(hold, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
+		tap_bail("pipe: %s", strerror(errno));
+	for (i = 0; i < n; i++) {
+		pids[i] = fork_or_bail();
+		if (!pids[i]) {
+			int k;
+
+			close(hold[1]);
+			close(ready[0]);
+			if (!drop_to(3000 + i))
+				_exit(1);
+			for (k = 0; k < SMALL_USER; k++)
+				if (raw_open(RAW_KFDSYNC_DEV) < 0 || raw_open(KFDSYNC_TL_DEVICE) < 0)
+					_exit(2);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(3);
+			while (read(hold[0], &c, 1) > 0)
+				;
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	for (i = 0; i < n; i++)
+		if (read(ready[0], &c, 1) != 1)
+			tap_diag("a user could not fill its share");
+	code = user_opens(3000 + n);
+	root = user_opens(0);
+	tap_ok(code == -ENFILE, "global_limit_refuses_another_user (%s)", strerror(-code));
+	tap_ok(root == 0, "global_limit_spares_root (%s)", strerror(-root));
+	close(hold[1]);
+	for (i = 0; i < n; i++)
+		reap(pids[i]);
+	close(hold[0]);
+	close(ready[0]);
+}
+
+static void test_subuid_range(void)
+{
+	struct subuid_report *r = mmap(NULL, sizeof(*r) * SUBUIDS, PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int ready[2], mapped[2], hold[2], ctxs = 0, tls = 0, fences = 0, victim, root;
+	char saved[5][32], path[64], map[64], c;
+	unsigned int i, done = 0;
+	int64_t end;
+	pid_t pid;
+
+	if (r == MAP_FAILED || pipe2(ready, O_CLOEXEC) || pipe2(mapped, O_CLOEXEC) ||
+	    pipe2(hold, O_CLOEXEC))
+		tap_bail("setup: %s", strerror(errno));
+	memset(r, 0, sizeof(*r) * SUBUIDS);
+	/* Debian's switch for unprivileged user namespaces, where it exists. */
+	write_text("/proc/sys/kernel/unprivileged_userns_clone", "1");
+	params_small(saved, true);
+
+	pid = fork_or_bail();
+	if (!pid) {
+		close(hold[1]);
+		close(ready[0]);
+		close(mapped[1]);
+		container_main(r, ready[1], mapped[0], hold[0]);
+	}
+	close(hold[0]);
+	close(ready[1]);
+	close(mapped[0]);
+	if (read(ready[0], &c, 1) != 1) {
+		i = (unsigned int)reap(pid);
+		tap_ok(false, "container_starts (status %u, step %d, %s)", i, r[0].failed,
+		       strerror(-r[0].ctx_err));
+		params_small(saved, false);
+		close(hold[1]);
+		close(ready[0]);
+		close(mapped[1]);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	snprintf(map, sizeof(map), "0 %d %d\n", SUBUID_BASE, SUBUIDS);
+	tap_ret(write_text(path, map), 0, "root_maps_the_subordinate_range");
+	if (write(mapped[1], "m", 1) != 1)
+		tap_bail("mapped: %s", strerror(errno));
+	end = now_ns() + 60 * S_NS;
+	while (done < SUBUIDS && now_ns() < end) {
+		for (done = 0, i = 0; i < SUBUIDS; i++)
+			done += __atomic_load_n(&r[i].done, __ATOMIC_ACQUIRE) || r[i].failed;
+		sleep_ns(20 * MS_NS);
+	}
+	for (i = 0; i < SUBUIDS; i++) {
+		ctxs += r[i].ctxs;
+		tls += r[i].tls;
+		fences += r[i].fences;
+	}
+	tap_diag("user %d through %d subordinate uids holds %d contexts, %d timelines, %d "
+		 "pending fences (per-user limits %d, %d, %d; system-wide %d, %d)", ATTACKER_UID,
+		 SUBUIDS, ctxs, tls, fences, SMALL_USER, SMALL_USER, SMALL_FENCES, SMALL_GLOBAL,
+		 SMALL_GLOBAL);
+
+	/* Another user and root, while the container holds all it could take. */
+	victim = user_opens(VICTIM_UID);
+	root = user_opens(0);
+	tap_ok(done == SUBUIDS, "every_subordinate_uid_ran (%u of %d)", done, SUBUIDS);
+	tap_ok(ctxs <= SMALL_USER && tls <= SMALL_USER && fences <= SMALL_FENCES,
+	       "subordinate_uids_charged_to_namespace_owner (%d, %d, %d)", ctxs, tls, fences);
+	tap_ok(victim == 0, "another_user_not_denied (%s)", strerror(-victim));
+	tap_ok(root == 0, "root_not_denied (%s)", strerror(-root));
+
+	close(hold[1]);
+	reap(pid);
+	test_global_limit_spares_root();
+	params_small(saved, false);
+	close(ready[0]);
+	close(mapped[1]);
+	munmap(r, sizeof(*r) * SUBUIDS);
 }
 
 int main(int argc, char **argv)
@@ -506,15 +878,14 @@ int main(int argc, char **argv)
 	scrub_hsa_env();
 	stress_parse(argc, argv, "stress_hostile", 0, 0, &opts);
 	require_sim_guest();
-	if (access(RAW_KFDSYNC_DEV, F_OK) || geteuid()) {
-		printf("1..0 # SKIP needs root and %s (the guest)\n", RAW_KFDSYNC_DEV);
-		return 0;
-	}
+	stress_require_root();
 	nodes_for_everyone();
 	chmod("/dev/kfd", 0666);
 	stress_check_zero("counters_zero_before", 0, 0, 2000);
 	test_foreign();
 	test_limits();
+	test_thp_pins();
+	test_subuid_range();
 	stress_check_zero("counters_zero_after", 0, 0, 15000);
 	printf("1..%u\n", tap_count);
 	return tap_exit();

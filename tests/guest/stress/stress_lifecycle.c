@@ -39,17 +39,6 @@
 static struct stress_opts opts;
 static uint64_t faults;
 
-static pid_t fork_or_bail(void)
-{
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		tap_bail("fork: %s", strerror(errno));
-	return pid;
-}
-
 /* Wait until @fd ended (at most @ms): its status, or 0 if still pending. */
 static int end_status(int fd, int ms)
 {
@@ -534,10 +523,7 @@ int main(int argc, char **argv)
 	scrub_hsa_env();
 	stress_parse(argc, argv, "stress_lifecycle", 0, 0, &opts);
 	require_sim_guest();
-	if (access(RAW_KFDSYNC_DEV, F_OK) || geteuid()) {
-		printf("1..0 # SKIP needs root and %s (the guest)\n", RAW_KFDSYNC_DEV);
-		return 0;
-	}
+	stress_require_root();
 	{
 		/* The storm holds thousands of sync_file fds. */
 		struct rlimit nofile = { 65536, 65536 };

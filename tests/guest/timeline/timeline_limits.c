@@ -245,6 +245,7 @@ TEST(timeline_limit)
 
 	if (!debugfs_ready()) {
 		tap_skip("no debugfs", "timeline_open_limit");
+		tap_skip("no debugfs", "timeline_open_limit_spares_cap_sys_admin");
 		return;
 	}
 	if (__tl_debugfs_counts(&count, &fences)) {
@@ -255,15 +256,18 @@ TEST(timeline_limit)
 	snprintf(val, sizeof(val), "%u", count + 2);
 	if (kfdsync_param_write("max_timelines", val)) {
 		tap_skip("cannot write max_timelines", "timeline_open_limit");
+		tap_skip("cannot write max_timelines", "timeline_open_limit_spares_cap_sys_admin");
 		return;
 	}
 	tl[0] = __timeline_create();
 	tl[1] = __timeline_create();
+	/* The system-wide limit spares CAP_SYS_ADMIN: the third without it. */
+	err = open_without_cap_sys_admin(KFDSYNC_TL_DEVICE);
 	tl[2] = __timeline_create();
-	err = tl[2];
 	kfdsync_param_write("max_timelines", saved);
 	tap_ok(tl[0] >= 0 && tl[1] >= 0 && err == -ENFILE,
-	       "timeline_open_limit");
+	       "timeline_open_limit (%s)", strerror(-err));
+	tap_ok(tl[2] >= 0, "timeline_open_limit_spares_cap_sys_admin");
 	for (i = 0; i < 3; i++)
 		if (tl[i] >= 0)
 			close(tl[i]);

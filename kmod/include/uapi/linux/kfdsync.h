@@ -24,9 +24,37 @@
  * Every open() is a context bound to the calling process (its thread group
  * and address space); closing it ends the context. open() fails with
  * EINVAL from a task without an address space, EMFILE when the caller's
- * user (effective uid) has max_user_contexts contexts open, ENFILE at
- * max_contexts system-wide, ENOMEM. /dev/kfdsync_timeline's open() fails
- * likewise, with max_user_timelines and max_timelines.
+ * user (effective uid) has max_user_contexts contexts open, or, in a user
+ * namespace, when its owner has (see "limits"), ENFILE at max_contexts
+ * system-wide unless the caller has CAP_SYS_ADMIN, ENOMEM.
+ * /dev/kfdsync_timeline's open() fails likewise, with max_user_timelines
+ * and max_timelines.
+ */
+
+/**
+ * DOC: limits
+ *
+ * What one person can take, so that nobody can deny the others (module
+ * parameters, taken by a context or timeline when it is opened):
+ *
+ * - Per user: contexts, timelines, registered events, pending fences and
+ *   pending imports are counted per effective uid, each within its
+ *   max_user_* limit. A process in a user namespace is charged twice: to
+ *   its own uid, and to the owner of its outermost user namespace below
+ *   the initial one (the user who made the container), each within the
+ *   same limit, so a range of subordinate uids adds nothing to its owner's
+ *   share. Namespaces root made are not charged to root.
+ * - System-wide: max_contexts and max_timelines bind every caller without
+ *   CAP_SYS_ADMIN (in the initial user namespace); whatever the others
+ *   hold, such a caller can still open the devices, within its own
+ *   per-user limits.
+ * - Pinned memory (imports to memory, condition fences) is charged to the
+ *   pinner's RLIMIT_MEMLOCK (its user's locked_vm, ENOMEM beyond), unless
+ *   it has CAP_IPC_LOCK: the whole folio a pin holds in memory, once per
+ *   user however many of its words are pinned. A word of a transparent
+ *   huge page or of a hugetlb page is 2 MiB (or more) of RLIMIT_MEMLOCK,
+ *   not 4 KiB; keep such words in small pages (MADV_NOHUGEPAGE) to pin
+ *   little.
  */
 
 /**
@@ -246,9 +274,13 @@ struct kfdsync_info {
  * - -ECANCELED: the event was unregistered, the context closed, the owning
  *   process's address space went away, or amdkfd destroyed the event (its
  *   id may then be reused by another event: kfdsync never lets that one
- *   signal these fences).
+ *   signal these fences). That holds for a destroy that starts
+ *   (AMDKFD_IOC_DESTROY_EVENT is called) after KFDSYNC_IOCTL_EVENT_REGISTER
+ *   returned; see there for one that starts before.
  * - -EIO: hardware exception, RAS poison or GPU reset affecting the owner,
- *   amdkfd freeing the owner's events, or amdgpu (amdkfd) unloaded.
+ *   amdkfd freeing the owner's events, or amdgpu (amdkfd) unloaded. After
+ *   amdgpu comes back, the context registers the new amdkfd's events (an
+ *   id still registered from before must be unregistered first).
  * - -EFAULT: GPU memory (VM) fault of the owner.
  *
  * The errors other than -ETIMEDOUT are sticky: once an event ended with
@@ -259,9 +291,14 @@ struct kfdsync_info {
  * - I1, never early. A fence signals (without error) only after the
  *   signal it stands for happened: with the hooks, after amdkfd
  *   acknowledged the GPU's write of the slot or set the event from the CPU
- *   (see "sources"); in relay mode, after the owner relayed it.
+ *   (see "sources", also for the one exception a process can make for
+ *   itself: a set through a /dev/kfd descriptor kept across execve()); in
+ *   relay mode, after the owner relayed it.
  * - I2, always ends. Every fence ends within its watchdog at the latest,
  *   and the module cannot be unloaded while any of its fences exists.
+ *   What ends fences never waits for memory: the watchdog's, the imports'
+ *   and the slot layer's workers have rescuer threads (WQ_MEM_RECLAIM),
+ *   and the paths that end fences allocate nothing.
  * - I3, each signal counted once. With the hooks, every write of the slot
  *   amdkfd acknowledges counts exactly once, and every successful CPU set;
  *   a write that lands while amdkfd is acknowledging the previous one is
@@ -277,9 +314,11 @@ struct kfdsync_info {
  * - I5, resources follow references. A fence nobody holds any more leaves
  *   its event and counts against no limit. Limits are per context and per
  *   user (module parameters max_user_*: contexts, timelines, events,
- *   pending fences, imports), so one user cannot deny another; pinned
- *   memory (imports, conditions) is charged to the user's RLIMIT_MEMLOCK
- *   unless the caller has CAP_IPC_LOCK.
+ *   pending fences, imports; a user namespace's uids count for its owner
+ *   too), so one user cannot deny another, and the system-wide limits
+ *   never deny CAP_SYS_ADMIN; pinned memory (imports, conditions) is
+ *   charged to the user's RLIMIT_MEMLOCK, the whole folio it holds, unless
+ *   the caller has CAP_IPC_LOCK. See "limits".
  */
 
 /**
@@ -297,11 +336,17 @@ struct kfdsync_info {
  *	twice); a second write that lands while amdkfd is acknowledging the
  *	first is overwritten by amdkfd and is one signal with it, for amdkfd
  *	as for kfdsync. A CPU signal is a successful kfd_set_event() (the
- *	SET_EVENT ioctl). To tell its counted writes from new ones, kfdsync
+ *	SET_EVENT ioctl), counted for the registered event of that id of the
+ *	process whose address space the setter runs in: a process that
+ *	kept a /dev/kfd descriptor across execve() and sets an event through
+ *	it (amdkfd then sets the event of the process before the exec) counts
+ *	a signal for the event of the same id of its new image, if one is
+ *	registered. To tell its counted writes from new ones, kfdsync
  *	replaces a written slot value with 0xfffffffffffffffe, which amdkfd
  *	still reads as signalled; programs must not give that value meaning.
  *	kfdsync counts a signal at most once and never one that did not
- *	happen: a fence never signals before the signal it stands for.
+ *	happen (but for that set through a descriptor kept across
+ *	execve()): a fence never signals before the signal it stands for.
  * KFDSYNC_SOURCE_RELAY:
  *	The hooks were not attached (hooks=N, an amdgpu whose amdkfd ABI
  *	kfdsync does not implement, kprobes unavailable): the process reports the
@@ -379,8 +424,17 @@ struct kfdsync_event_register {
  * amdkfd destroys the event or frees the process (then its fences end, see
  * "events"). On dGPUs, where libhsakmt places the events page in a GPU
  * buffer instead of mapping /dev/kfd's, registration is refused (EINVAL).
- * kfdsync cannot tell whether amdkfd knows the id; an id amdkfd never
- * created simply never signals.
+ *
+ * kfdsync cannot tell whether amdkfd knows the id: the registration
+ * counts the signals of whatever event has @event_id in the process from
+ * now on, until amdkfd destroys it (its fences then end, -ECANCELED). An
+ * id amdkfd never created, or whose event it destroyed before, therefore
+ * never signals until amdkfd gives the id to a new event, whose signals
+ * then count. The same holds when another thread of the process destroys
+ * the event while this ioctl runs (amdkfd's destroy started before it
+ * returned): the registration may outlive the destroy and count the event
+ * that takes the id next. A destroy that starts after it returned always
+ * ends the registration.
  *
  * In relay mode the slot is not used and only checked for alignment.
  *
@@ -608,11 +662,11 @@ struct kfdsync_relay_signals {
  *    HSA signal waiter) expects: &kfdsync_import.value if the fence
  *    signalled, &kfdsync_import.error_value if it ended with an error. The
  *    page is pinned at import (pin_user_pages(FOLL_WRITE | FOLL_LONGTERM),
- *    charged to the user's RLIMIT_MEMLOCK) and released afterwards; the write
- *    is a single aligned 64-bit store, or 32-bit with
- *    %KFDSYNC_IMPORT_MEMORY32, made atomically. With %KFDSYNC_IMPORT_SUB the
- *    value is atomically subtracted instead of stored (an HSA completion
- *    signal counts down).
+ *    its folio charged to the user's RLIMIT_MEMLOCK, see "limits") and
+ *    released afterwards; the write is a single aligned 64-bit store, or
+ *    32-bit with %KFDSYNC_IMPORT_MEMORY32, made atomically. With
+ *    %KFDSYNC_IMPORT_SUB the value is atomically subtracted instead of
+ *    stored (an HSA completion signal counts down).
  * 3. %KFDSYNC_IMPORT_SET_EVENT: amdkfd event &kfdsync_import.event_id of the
  *    caller's process is set, as AMDKFD_IOC_SET_EVENT would, so threads in
  *    hsaKmtWaitOnEvent() wake. Set on success and on error alike: a waiter
@@ -629,10 +683,11 @@ struct kfdsync_relay_signals {
  * The memory write is made as the fence signals (in its signalling
  * context), except when FAIL_EVENT must pass an error on first; the other
  * actions run in a kernel worker shortly after. An import is done exactly
- * once. Closing
- * the context cancels every import whose fence has not ended: nothing is
- * written or set, the pins are released. An import holds a reference to
- * the fence until then; the sync_file fd itself may be closed at once.
+ * once. Closing the context cancels every import whose fence has not ended:
+ * nothing is written or set, the pins are released; it waits for the
+ * context's own imports in progress, never for other contexts'. An import
+ * holds a reference to the fence until then; the sync_file fd itself may
+ * be closed at once.
  */
 #define KFDSYNC_IMPORT_MEMORY		0x01U
 #define KFDSYNC_IMPORT_MEMORY32		0x02U
@@ -710,8 +765,8 @@ struct kfdsync_import {
  *   context's address space went away.
  * - ENOSPC: the context has max_imports imports pending, or the user
  *   max_user_imports.
- * - ENOMEM: out of memory, or, with MEMORY, the page would exceed the
- *   user's RLIMIT_MEMLOCK.
+ * - ENOMEM: out of memory, or, with MEMORY, the folio of the page would
+ *   exceed the user's RLIMIT_MEMLOCK (see "limits").
  */
 #define KFDSYNC_IOCTL_IMPORT_SYNC_FILE \
 	_IOW(KFDSYNC_IOCTL_BASE, 0x07, struct kfdsync_import)
@@ -812,8 +867,8 @@ struct kfdsync_export_condition {
  * - ENOSPC: the context has max_fences unsignalled fences, or the user
  *   max_user_fences.
  * - EMFILE: the caller has no free file descriptor.
- * - ENOMEM: out of memory, or the page would exceed the user's
- *   RLIMIT_MEMLOCK.
+ * - ENOMEM: out of memory, or the folio of the page would exceed the
+ *   user's RLIMIT_MEMLOCK (see "limits").
  */
 #define KFDSYNC_IOCTL_EXPORT_CONDITION \
 	_IOWR(KFDSYNC_IOCTL_BASE, 0x08, struct kfdsync_export_condition)
