@@ -319,6 +319,12 @@ struct kfdsync_info {
  *   never deny CAP_SYS_ADMIN; pinned memory (imports, conditions) is
  *   charged to the user's RLIMIT_MEMLOCK, the whole folio it holds, unless
  *   the caller has CAP_IPC_LOCK. See "limits".
+ *
+ * These hold while the system's kprobes fire. kfdsync attaches no hook when
+ * they do not (KFDSYNC_RELAY_KPROBES_OFF), but cannot see root disarming
+ * them (debugfs kprobes/enabled) or turning ftrace off later: its hooks then
+ * stop silently, the one for amdkfd freeing a process's signal page too.
+ * Unload kfdsync (or amdgpu) first.
  */
 
 /**
