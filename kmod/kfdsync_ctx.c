@@ -36,6 +36,7 @@
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_ctx.h"
 #include "kfdsync_slot.h"
+#include "kfdsync_trace.h"
 #include "kfdsync_user.h"
 
 /* The open contexts; kfdsync_ctx_lock protects the list, count and ids. */
@@ -250,6 +251,7 @@ void kfdsync_ctxs_amdkfd_gone(void)
 {
 	struct kfdsync_ctx *ctx;
 
+	trace_kfdsync_end(KFDSYNC_END_UNLOAD, -EIO, 0, 0);
 	mutex_lock(&kfdsync_ctx_lock);
 	list_for_each_entry(ctx, &kfdsync_ctx_list, node)
 		kfdsync_events_end(&ctx->events, -EIO);

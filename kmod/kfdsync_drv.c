@@ -90,6 +90,9 @@
 #include "kfdsync_timeline.h"
 #include "kfdsync_watchdog.h"
 
+#define CREATE_TRACE_POINTS
+#include "kfdsync_trace.h"
+
 static struct dentry *kfdsync_debugfs;
 
 /*

@@ -37,6 +37,7 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_event.h"
+#include "kfdsync_trace.h"
 #include "kfdsync_user.h"
 #include "kfdsync_watch.h"
 
@@ -82,6 +83,7 @@ static void kfdsync_event_advance_locked(struct kfdsync_event *ev, u64 count,
 	if (!ev->registered || ev->error)
 		return;
 	ev->age += count;
+	trace_kfdsync_signal(ev->evs->tgid, ev->id, ev->fs->context, ev->source, count, ev->age);
 	kfdsync_fences_reach_locked(ev->fs, ev->age, true, done);
 }
 
@@ -153,6 +155,7 @@ static void kfdsync_event_close(struct kfdsync_event *ev)
 	spin_lock_irqsave(&ev->fs->lock, flags);
 	ev->registered = false;
 	spin_unlock_irqrestore(&ev->fs->lock, flags);
+	trace_kfdsync_unregister(evs->tgid, ev->id, ev->fs->context, ev->age);
 	/* Pending fences end with -ECANCELED, the watchdog stops. */
 	kfdsync_fences_close(ev->fs);
 	if (ev->source == KFDSYNC_SOURCE_HOOKS)
@@ -259,6 +262,7 @@ int kfdsync_event_register(struct kfdsync_events *evs, u32 id, u64 slot_addr)
 			ret = -EEXIST;
 		goto err_unsubscribe;
 	}
+	trace_kfdsync_register(evs->tgid, id, ev->fs->context, ev->source);
 	/* The address space went while we registered: as if it came after. */
 	spin_lock(&evs->lock);
 	dead = evs->dead;
@@ -296,6 +300,7 @@ int kfdsync_event_unregister(struct kfdsync_events *evs, u32 id)
 
 	if (!ev)
 		return -ENOENT;
+	trace_kfdsync_end(KFDSYNC_END_UNREGISTER, -ECANCELED, evs->tgid, id);
 	kfdsync_event_close(ev);
 	return 0;
 }
@@ -341,6 +346,7 @@ int kfdsync_event_fail(struct kfdsync_events *evs, u32 id, int error)
 
 	if (!ev)
 		return -ENOENT;
+	trace_kfdsync_end(KFDSYNC_END_IMPORT, error, evs->tgid, id);
 	kfdsync_event_update(ev, 0, error);
 	kfdsync_event_put(ev);
 	return 0;
@@ -465,6 +471,7 @@ struct dma_fence *kfdsync_event_export(struct kfdsync_events *evs, u32 id,
 		kfdsync_fence_discard(f);
 		return ERR_PTR(ret);
 	}
+	trace_kfdsync_export(evs->tgid, id, &f->base, age, watch, eventfd, ret == 1);
 	kfdsync_fence_publish(f, ret == 1, eventfd);
 	return &f->base;
 }
@@ -522,6 +529,7 @@ void kfdsync_events_fail(struct kfdsync_events *evs, int error)
 	spin_lock(&evs->lock);
 	evs->dead = true;
 	spin_unlock(&evs->lock);
+	trace_kfdsync_end(KFDSYNC_END_EXIT, error, evs->tgid, 0);
 	kfdsync_events_end(evs, error);
 }
 
@@ -539,6 +547,7 @@ void kfdsync_events_fini(struct kfdsync_events *evs)
 	spin_lock(&evs->lock);
 	evs->dead = true;
 	spin_unlock(&evs->lock);
+	trace_kfdsync_end(KFDSYNC_END_CLOSE, -ECANCELED, evs->tgid, 0);
 	xa_for_each(&evs->table, id, ev) {
 		if (xa_cmpxchg(&evs->table, id, ev, NULL, 0) == ev)
 			kfdsync_event_close(ev);

@@ -49,6 +49,7 @@
 
 #include "kfdsync_compat.h"
 #include "kfdsync_fence.h"
+#include "kfdsync_trace.h"
 #include "kfdsync_user.h"
 #include "kfdsync_watch.h"
 
@@ -146,6 +147,7 @@ static void kfdsync_fence_end_locked(struct kfdsync_fence *f, int error,
 	lockdep_assert_held(&fs->lock);
 
 	kfdsync_fence_unlink_locked(f);
+	trace_kfdsync_fence_end(&f->base, error);
 	fs->last_status = error ? error : 1;
 	if (!kref_get_unless_zero(&f->base.refcount))
 		return;
@@ -269,6 +271,7 @@ static void kfdsync_fences_expire(struct kfdsync_watchdog *wd)
 			more = fs->open;
 			break;
 		}
+		trace_kfdsync_watchdog(&f->base, f->deadline, now);
 		if (f->watch) {
 			kfdsync_fence_end_locked(f, -ETIMEDOUT, &done);
 			continue;

@@ -63,6 +63,7 @@
 #include "kfdsync_event.h"
 #include "kfdsync_import.h"
 #include "kfdsync_pin.h"
+#include "kfdsync_trace.h"
 #include "kfdsync_user.h"
 
 #define KFDSYNC_IMPORT_ALL	(KFDSYNC_IMPORT_MEMORY |		\
@@ -183,6 +184,7 @@ static void kfdsync_import_free(struct kfdsync_import_op *op, bool written)
 /* Store or subtract @value at the target: one aligned access. */
 static void kfdsync_import_write(struct kfdsync_import_op *op, u64 value)
 {
+	trace_kfdsync_import_write(op->fence, value);
 	kfdsync_pin_write(&op->pin, value, op->flags & KFDSYNC_IMPORT_MEMORY32,
 			  op->flags & KFDSYNC_IMPORT_SUB);
 }
@@ -215,6 +217,7 @@ static void kfdsync_import_work(struct work_struct *work)
 		kfdsync_amdkfd_set_event(imp->mm, op->event_id, false);
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
+	trace_kfdsync_import_done(op->fence, error, op->flags);
 	kfdsync_import_free(op, true);
 
 	/* Last: a closing context may be gone once this is unlocked. */
@@ -317,6 +320,7 @@ int kfdsync_import(struct kfdsync_imports *imp,
 	list_add_tail(&op->node, &imp->list);
 	imp->n++;
 	spin_unlock(&imp->lock);
+	trace_kfdsync_import_arm(imp->events->tgid, op->fence, args);
 
 	/* Ended already: no callback will come, do it now. */
 	if (dma_fence_add_callback(op->fence, &op->cb,
@@ -380,6 +384,7 @@ void kfdsync_imports_fini(struct kfdsync_imports *imp)
 	list_for_each_entry_safe(op, next, &imp->list, node) {
 		/* False: the callback ran, the worker owns the import. */
 		if (dma_fence_remove_callback(op->fence, &op->cb)) {
+			trace_kfdsync_import_cancel(op->fence);
 			list_move_tail(&op->node, &cancelled);
 			imp->n--;
 			kfdsync_user_uncharge(imp->user, KFDSYNC_USER_IMPORTS);

@@ -83,6 +83,7 @@
 
 #include "kfdsync_amdkfd.h"
 #include "kfdsync_slot.h"
+#include "kfdsync_trace.h"
 
 /* A written slot whose write kfdsync counted: still "set" for amdkfd. */
 #define KFDSYNC_SLOT_COUNTED	(~1ULL)
@@ -289,15 +290,19 @@ static struct kfdsync_slot __rcu **kfdsync_proc_entry(struct kfdsync_proc *proc,
 	return &chunk->slot[id % KFDSYNC_SLOT_CHUNK];
 }
 
-/* Tell every subscriber of @slot about one more signal. */
-static void kfdsync_slot_signal_locked(struct kfdsync_slot *slot,
-				       struct list_head *done)
+/*
+ * Tell every subscriber of @slot about one more signal, @from the GPU (the
+ * slot had @value), the CPU or a registration's scan (KFDSYNC_TRACE_*).
+ */
+static void kfdsync_slot_signal_locked(struct kfdsync_slot *slot, u32 from,
+				       u64 value, struct list_head *done)
 {
 	struct kfdsync_slot_sub *sub;
 
 	lockdep_assert_held(&slot->lock);
 
 	slot->signals++;
+	trace_kfdsync_slot_signal(slot->id, from, value, slot->signals);
 	list_for_each_entry(sub, &slot->subs, node)
 		sub->ops->signal(sub, done);
 }
@@ -317,8 +322,9 @@ static void kfdsync_slot_end_locked(struct kfdsync_slot *slot, int error,
 /*
  * Count a write of the slot that was not counted yet: replace it with the
  * mark, atomically against the GPU's writes and amdkfd's acknowledgment.
+ * *@value is what was written.
  */
-static bool kfdsync_slot_take_locked(struct kfdsync_slot *slot)
+static bool kfdsync_slot_take_locked(struct kfdsync_slot *slot, u64 *value)
 {
 	u64 v;
 
@@ -326,8 +332,10 @@ static bool kfdsync_slot_take_locked(struct kfdsync_slot *slot)
 
 	v = READ_ONCE(*slot->addr);
 	while (v != KFDSYNC_SLOT_UNSIGNALLED && v != KFDSYNC_SLOT_COUNTED) {
-		if (try_cmpxchg64(slot->addr, &v, KFDSYNC_SLOT_COUNTED))
+		if (try_cmpxchg64(slot->addr, &v, KFDSYNC_SLOT_COUNTED)) {
+			*value = v;
 			return true;
+		}
 	}
 	return false;
 }
@@ -338,6 +346,7 @@ static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
 {
 	struct kfdsync_slot *slot;
 	LIST_HEAD(done);
+	u64 value = 0;
 	bool cookie;
 
 	cookie = dma_fence_begin_signalling();
@@ -346,8 +355,10 @@ static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
 				 kfdsync_proc_by_mm(mm), id);
 	if (slot) {
 		spin_lock(&slot->lock);
-		if (!slot->dead && (!gpu || kfdsync_slot_take_locked(slot)))
-			kfdsync_slot_signal_locked(slot, &done);
+		if (!slot->dead &&
+		    (!gpu || kfdsync_slot_take_locked(slot, &value)))
+			kfdsync_slot_signal_locked(slot, gpu ? KFDSYNC_TRACE_GPU :
+						   KFDSYNC_TRACE_CPU, value, &done);
 		spin_unlock(&slot->lock);
 	}
 	rcu_read_unlock();
@@ -406,6 +417,7 @@ void kfdsync_slot_event_destroy(const void *kp, u32 id)
 	LIST_HEAD(done);
 	bool cookie;
 
+	trace_kfdsync_end(KFDSYNC_END_DESTROY, -ECANCELED, 0, id);
 	cookie = dma_fence_begin_signalling();
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
@@ -502,6 +514,7 @@ void kfdsync_slot_process_free(const void *kp)
 	u64 entry = ktime_get_ns(), since;
 	struct kfdsync_proc *proc;
 
+	trace_kfdsync_end(KFDSYNC_END_FREE, -EIO, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc) {
@@ -527,6 +540,7 @@ void kfdsync_slot_process_error(const void *kp, int error)
 	u64 entry = ktime_get_ns();
 	struct kfdsync_proc *proc;
 
+	trace_kfdsync_end(KFDSYNC_END_EXCEPTION, error, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
@@ -549,6 +563,7 @@ static void kfdsync_end_work_fn(struct work_struct *work)
 		spin_unlock(&kfdsync_end_lock);
 		if (!proc)
 			return;
+		trace_kfdsync_end(KFDSYNC_END_RESET, -EIO, 0, 0);
 		kfdsync_proc_end(proc, -EIO, false, true);
 		kfdsync_proc_put(proc);	/* the list's */
 	}
@@ -618,6 +633,7 @@ void kfdsync_slot_all_end(int error)
 	LIST_HEAD(gone);
 	u64 since;
 
+	trace_kfdsync_end(KFDSYNC_END_UNLOAD, error, 0, 0);
 	mutex_lock(&kfdsync_slot_mutex);
 	spin_lock(&kfdsync_procs_lock);
 	since = ktime_get_ns();
@@ -757,6 +773,7 @@ static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
 	struct kfdsync_slot_chunk *chunk = *fresh_chunk;
 	struct kfdsync_slot __rcu **entry;
 	struct kfdsync_slot *slot;
+	u64 value;
 
 	spin_lock(&proc->lock);
 	if (proc->dead) {
@@ -783,8 +800,8 @@ static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
 		rcu_assign_pointer(*entry, slot);
 	}
 	spin_lock(&slot->lock);
-	if (kfdsync_slot_take_locked(slot))
-		kfdsync_slot_signal_locked(slot, done);
+	if (kfdsync_slot_take_locked(slot, &value))
+		kfdsync_slot_signal_locked(slot, KFDSYNC_TRACE_SCAN, value, done);
 	sub->slot = slot;
 	list_add_tail(&sub->node, &slot->subs);
 	spin_unlock(&slot->lock);

@@ -81,6 +81,7 @@
 #include "kfdsync_fence.h"
 #include "kfdsync_params.h"
 #include "kfdsync_timeline.h"
+#include "kfdsync_trace.h"
 #include "kfdsync_user.h"
 #include "kfdsync_watchdog.h"
 
@@ -310,6 +311,7 @@ static void kfdsync_tl_signal_locked(struct kfdsync_tl *tl,
 	lockdep_assert_held(&tl->lock);
 
 	kfdsync_tl_unlink_locked(tl, f);
+	trace_kfdsync_fence_end(&f->base, error);
 	if (!kref_get_unless_zero(&f->base.refcount))
 		return;
 	if (error)
@@ -394,6 +396,7 @@ static void kfdsync_tl_watchdog_expire(struct kfdsync_watchdog *wd)
 			more = tl->open;
 			break;
 		}
+		trace_kfdsync_watchdog(&oldest->base, oldest->expires, now);
 		value = (u32)oldest->base.seqno;
 		if (!tl->expired_set || kfdsync_tl_ahead(tl, value) >
 					kfdsync_tl_ahead(tl, tl->expired)) {
@@ -528,6 +531,7 @@ static long kfdsync_tl_ioctl_inc(struct kfdsync_tl *tl, void __user *uarg)
 
 	cookie = dma_fence_begin_signalling();
 	spin_lock_irq(&tl->lock);
+	trace_kfdsync_timeline_inc(tl->context, inc, tl->value);
 	/* As sw_sync: steps of at most INT_MAX, so 32-bit compares work. */
 	while (inc > INT_MAX) {
 		kfdsync_tl_advance_locked(tl, INT_MAX, &done);
@@ -660,6 +664,7 @@ static int kfdsync_tl_open(struct inode *inode, struct file *file)
 	list_add_tail(&tl->node, &kfdsync_tl_list);
 	kfdsync_tl_count++;
 	mutex_unlock(&kfdsync_tl_list_lock);
+	trace_kfdsync_timeline_create(tl->tgid, tl->context);
 
 	/* Dropped after the last fence and the file are gone. */
 	__module_get(THIS_MODULE);
@@ -678,6 +683,7 @@ static int kfdsync_tl_file_release(struct inode *inode, struct file *file)
 	kfdsync_tl_count--;
 	mutex_unlock(&kfdsync_tl_list_lock);
 
+	trace_kfdsync_end(KFDSYNC_END_CLOSE, -ENOENT, tl->tgid, 0);
 	cookie = dma_fence_begin_signalling();
 	spin_lock_irq(&tl->lock);
 	tl->open = false;
