@@ -12,5 +12,6 @@ int cmd_wait(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
 
 #endif

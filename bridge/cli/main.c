@@ -31,6 +31,7 @@ static const struct command {
 	{ "merge", cmd_merge, "merge sync_files; show the result or pass it to a command" },
 	{ "list", cmd_list, "list live contexts, events and timelines (fdinfo)" },
 	{ "timeline", cmd_timeline, "run a command with fences of a CPU timeline, stepped" },
+	{ "monitor", cmd_monitor, "follow fences' lives live: kfdsync.ko's tracepoints" },
 };
 
 static void usage(FILE *f)

@@ -7,6 +7,7 @@ usage: cli_unit.py PATH_TO_KFDSYNC
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,7 +18,8 @@ NO_MODULE = not os.path.exists("/dev/kfdsync")
 # (name, argv, expected status, regex on stdout+stderr, needs no module)
 CASES = [
     ("cli_no_args_usage", [], 2, r"usage: kfdsync COMMAND", False),
-    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait.*merge", False),
+    ("cli_help", ["--help"], 0, r"commands:.*info.*inspect.*wait.*merge.*monitor", False),
+    ("monitor_help", ["monitor", "--help"], 0, r"usage: kfdsync monitor .*--input FILE", False),
     ("cli_version", ["--version"], 0, r"^kfdsync \d+\.\d+ \(ABI 1\)", False),
     ("cli_unknown_command", ["frobnicate"], 2, r"unknown command 'frobnicate'", False),
     ("info_help", ["info", "--help"], 0, r"usage: kfdsync info", False),
@@ -266,7 +268,140 @@ def json_failure_tests():
     return results
 
 
-EXTRA = list_proc_tests() + json_failure_tests()
+# 'monitor --input': a saved trace in tracefs's format (one GPU-signalled
+# fence, one ended by its context's close, a watchdog, an import) and in
+# trace-cmd report's.
+TRACE = """# tracer: nop
+#
+#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION
+#              | |         |   |||||     |         |
+            app-151     [001] .....    22.489075: kfdsync_register: tgid=151 id=1 context=2 source=hooks
+            app-151     [001] .....    22.491190: dma_fence_init: driver=kfdsync timeline=kfdsync:151:ev1 context=2 seqno=1
+            app-151     [001] .....    22.491471: kfdsync_export: tgid=151 id=1 context=2 seqno=1 kind=sync_file age=0 status=0
+       kfdsim/1-152     [000] ...2.    22.548669: kfdsync_slot_signal: id=1 from=gpu value=0x1 signals=1
+       kfdsim/1-152     [000] d..3.    22.548793: kfdsync_signal: tgid=151 id=1 context=2 source=hooks count=1 age=1
+       kfdsim/1-152     [000] d..3.    22.548931: kfdsync_fence_end: context=2 seqno=1 status=1
+       kfdsim/1-152     [000] d..3.    22.549041: dma_fence_signaled: driver=kfdsync timeline=kfdsync:151:ev1 context=2 seqno=1
+     other-proc-200     [000] .....    22.550000: kfdsync_register: tgid=200 id=1 context=7 source=hooks
+     other-proc-200     [000] .....    22.550100: kfdsync_export: tgid=200 id=1 context=7 seqno=1 kind=eventfd age=0 status=0
+            app-151     [001] .....    22.560117: kfdsync_export: tgid=151 id=1 context=2 seqno=2 kind=sync_file age=1 status=0
+    kworker/1:1-33      [001] .....    23.560200: kfdsync_watchdog: context=7 seqno=1 deadline=23560000000 late_ns=200000
+    kworker/1:1-33      [001] .....    23.560210: kfdsync_fence_end: context=7 seqno=1 status=-110
+            app-151     [001] .....    23.862371: kfdsync_end: cause=close error=-125 tgid=151 id=0
+            app-151     [001] .....    23.862584: kfdsync_unregister: tgid=151 id=1 context=2 age=1
+            app-151     [001] .....    23.862590: kfdsync_fence_end: context=2 seqno=2 status=-125
+            app-151     [001] .....    23.900000: kfdsync_timeline_create: tgid=151 context=9
+            app-151     [001] .....    23.900100: kfdsync_import_arm: tgid=151 context=9 seqno=1 driver=kfdsync timeline=kfdsync-timeline:151:app target=memory addr=0x7f0000001000 value=7 error_value=99 event=0 fail_event=0
+            app-151     [001] d..1.    23.900200: kfdsync_timeline_inc: context=9 inc=1 value=1
+            app-151     [001] d..1.    23.900210: kfdsync_fence_end: context=9 seqno=1 status=1
+            app-151     [001] d..1.    23.900220: kfdsync_import_write: context=9 seqno=1 value=7
+   kworker/u4:2-40      [000] .....    23.900300: kfdsync_import_done: context=9 seqno=1 status=1 target=memory
+            app-151     [001] .....    23.999999: sched_switch: prev_comm=app prev_pid=151
+"""
+# trace-cmd report: no flags column, the event name padded.
+REPORT = """cpus=2
+            app-151   [001]    22.491471: kfdsync_export:       tgid=151 id=1 context=2 seqno=1 kind=sync_file age=0 status=0
+       kfdsim/1-152   [000]    22.548931: kfdsync_fence_end:    context=2 seqno=1 status=1
+"""
+
+
+def monitor_tests():
+    results = []
+    with tempfile.TemporaryDirectory() as d:
+        trace = os.path.join(d, "trace")
+        with open(trace, "w") as f:
+            f.write(TRACE)
+
+        def run(*argv, stdin=None):
+            return subprocess.run([CLI, "monitor"] + list(argv), input=stdin,
+                                  capture_output=True, text=True)
+
+        p = run("--input", trace)
+        lines = p.stdout.splitlines()
+        results.append(("monitor_input_text",
+                        p.returncode == 0 and len(lines) == 21 and
+                        re.search(r"fence 2:1 +export +pid 151 event 1 as sync_file, after age 0: "
+                                  r"pending", p.stdout) and
+                        re.search(r"slot 1 +count +GPU write 0x1 counted", p.stdout) and
+                        re.search(r"fence 2:1 +signalled +after 57\.460 ms", p.stdout) and
+                        re.search(r"fence 7:1 +ended +-ETIMEDOUT \(watchdog\) after 1010\.110 ms",
+                                  p.stdout) and
+                        re.search(r"fence 2:2 +ended +-ECANCELED \(close\)", p.stdout) and
+                        re.search(r"fence 9:1 +write +value 7 written", p.stdout) and
+                        "sched_switch" not in p.stdout, p.stdout + p.stderr))
+        p = run("--input", trace, "--json")
+        try:
+            objs = [json.loads(line) for line in p.stdout.splitlines()]
+        except ValueError as e:
+            objs = []
+            p.stderr += f"not JSON: {e}"
+        ends = {(o["fields"]["context"], o["fields"]["seqno"]): o for o in objs
+                if o["event"] == "kfdsync_fence_end"}
+        results.append(("monitor_input_json",
+                        p.returncode == 0 and len(objs) == 21 and
+                        ends.get((2, 1), {}).get("cause") == "signalled" and
+                        ends.get((7, 1), {}).get("cause") == "watchdog" and
+                        ends.get((2, 2), {}).get("cause") == "close" and
+                        ends[(2, 2)]["fields"]["status"] == -125 and
+                        ends[(2, 2)]["owner"] == 151 and
+                        objs[3]["fields"]["value"] == 1 and objs[3]["fields"]["from"] == "gpu",
+                        p.stdout + p.stderr))
+        p = run("--input", trace, "--pid", "200")
+        results.append(("monitor_filter_pid",
+                        p.returncode == 0 and len(p.stdout.splitlines()) == 4 and
+                        "(watchdog)" in p.stdout and "151" not in p.stdout,
+                        p.stdout + p.stderr))
+        p = run("--input", trace, "--fence", "2:2")
+        results.append(("monitor_filter_fence",
+                        p.returncode == 0 and "fence 2:2" in p.stdout and "fence 2:1" not in p.stdout
+                        and "event 2 " in p.stdout and "fence 9" not in p.stdout,
+                        p.stdout + p.stderr))
+        p = run("--input", trace, "--event", "1", "--pid", "151", "--count", "2")
+        results.append(("monitor_filter_event_count",
+                        p.returncode == 0 and len(p.stdout.splitlines()) == 2,
+                        p.stdout + p.stderr))
+        p = run("--input", "-", stdin=REPORT)
+        results.append(("monitor_input_trace_cmd_report",
+                        p.returncode == 0 and len(p.stdout.splitlines()) == 2 and
+                        re.search(r"fence 2:1 +signalled +after 57\.460 ms", p.stdout),
+                        p.stdout + p.stderr))
+        # Live: tracefs missing, without kfdsync's events, or not ours to use.
+        p = run("--tracefs", os.path.join(d, "none"))
+        results.append(("monitor_no_tracefs",
+                        p.returncode == 1 and "tracefs is not mounted" in p.stderr, p.stderr))
+        fake = os.path.join(d, "tracefs")
+        os.makedirs(os.path.join(fake, "events"))
+        open(os.path.join(fake, "trace"), "w").close()
+        p = run("--tracefs", fake)
+        results.append(("monitor_no_kfdsync_events",
+                        p.returncode == 1 and "no kfdsync events" in p.stderr and
+                        "kfdsync.ko is not loaded" in p.stderr, p.stderr))
+        if os.geteuid() == 0 and shutil.which("setpriv"):
+            os.chmod(d, 0o755)
+            os.chmod(fake, 0o700)
+            p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                CLI, "monitor", "--tracefs", fake],
+                               capture_output=True, text=True)
+            results.append(("monitor_not_permitted",
+                            p.returncode == 1 and "no access to tracefs" in p.stderr and
+                            "needs root" in p.stderr, p.stderr))
+        else:
+            results.append(("monitor_not_permitted", None, "needs root and setpriv"))
+    for name, argv, pattern in (
+            ("monitor_bad_fence", ["--fence", "x:1"], r"--fence: expected a number"),
+            ("monitor_input_and_tracefs", ["--input", "-", "--tracefs", "/x"],
+             r"a saved trace or a live one, not both"),
+            ("monitor_extra_arg", ["extra"], r"usage: kfdsync monitor")):
+        p = subprocess.run([CLI, "monitor"] + argv, capture_output=True, text=True)
+        results.append((name, p.returncode == 2 and re.search(pattern, p.stderr), p.stderr))
+    p = subprocess.run([CLI, "monitor", "--input", "/nonexistent"], capture_output=True,
+                       text=True)
+    results.append(("monitor_input_missing", p.returncode == 1 and
+                    "/nonexistent: No such file" in p.stderr, p.stderr))
+    return results
+
+
+EXTRA = list_proc_tests() + json_failure_tests() + monitor_tests()
 
 print("TAP version 13")
 print(f"1..{len(CASES) + len(EXTRA)}")

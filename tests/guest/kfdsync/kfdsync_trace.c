@@ -122,8 +122,11 @@ static void trace_read(void)
 
 		if (line[0] == '#' || !cpu)
 			continue;
-		for (p = cpu; p > line && p[-1] >= '0' && p[-1] <= '9'; p--)
+		/* "comm-PID" and spaces before the CPU. */
+		for (p = cpu; p > line && p[-1] == ' '; p--)
 			;
+		while (p > line && p[-1] >= '0' && p[-1] <= '9')
+			p--;
 		r->pid = atoi(p);
 		/* The timestamp ends with ": ", the event name with ":". */
 		name = strstr(cpu, ": ");
@@ -586,6 +589,35 @@ TEST(watchdog)
 
 /* ---- CPU timelines and imports ---- */
 
+static int timeline_open(uint64_t *context);
+static int timeline_fence(int tl, uint32_t value);
+
+/* A CPU timeline's watchdog (50 ms for timelines opened meanwhile). */
+TEST(timeline_watchdog)
+{
+	int old = param_read("watchdog_ms"), tl, fence;
+	struct plan p = { 0 };
+	uint64_t tl_ctx;
+
+	if (old < 0 || !param_write("watchdog_ms", 50))
+		tap_bail("cannot set watchdog_ms");
+	trace_clear();
+	tl = timeline_open(&tl_ctx);
+	param_write("watchdog_ms", old);
+	fence = timeline_fence(tl, 2);
+	if (!readable(fence, WAIT_MS))
+		tap_diag("the timeline's fence did not end");
+	step(&p, "kfdsync_timeline_create", "tgid=%d context=%" PRIu64, me, tl_ctx);
+	step(&p, "dma_fence_init", "driver=kfdsync context=%u seqno=2", (uint32_t)tl_ctx);
+	step(&p, "kfdsync_watchdog", "context=%" PRIu64 " seqno=2", tl_ctx);
+	step(&p, "kfdsync_fence_end", "context=%" PRIu64 " seqno=2 status=-110", tl_ctx);
+	same_task(&p);
+	trace_read();
+	tap_ok(fence_status(fence) == -ETIMEDOUT && plan_holds(&p), "trace_timeline_watchdog");
+	close(fence);
+	close(tl);
+}
+
 /* A timeline of ours, its context in *@context. */
 static int timeline_open(uint64_t *context)
 {
@@ -812,6 +844,89 @@ TEST(owner_exit)
 		tap_skip("relay mode: no free hook", "trace_amdkfd_free");
 	else
 		tap_ok(trace_wait_for("kfdsync_end", "cause=free error=-5"), "trace_amdkfd_free");
+}
+
+/* ---- kfdsync monitor ---- */
+
+/* Read what is there on @fd within @ms into @buf (NUL-terminated). */
+static size_t read_some(int fd, char *buf, size_t len, size_t have, int ms)
+{
+	ssize_t n;
+
+	while (have + 1 < len && readable(fd, ms)) {
+		n = read(fd, buf + have, len - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		if (ms)
+			ms = 100;	/* what follows comes at once */
+	}
+	buf[have] = '\0';
+	return have;
+}
+
+/*
+ * 'kfdsync monitor --json --pid ME' while a fence is signalled and one
+ * ends by an unregistration: the steps, with their causes.
+ */
+TEST(monitor_cli)
+{
+	int out[2], err[2], status, fence, pending;
+	uint64_t age, context;
+	static char text[16384];
+	char errtext[512] = "", pidarg[16];
+	size_t n = 0;
+	HsaEvent *ev;
+	pid_t pid;
+
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		tap_bail("pipe: %s", strerror(errno));
+	snprintf(pidarg, sizeof(pidarg), "%d", me);
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execl(KFDSYNC_CLI, "kfdsync", "monitor", "--json", "--pid", pidarg, "--count", "8",
+		      "--duration", "30000", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	read_some(err[0], errtext, sizeof(errtext), 0, WAIT_MS);
+	errtext[strcspn(errtext, "\n")] = '\0';
+	tap_ok(strstr(errtext, "following") != NULL, "monitor_follows (%s)", errtext);
+
+	/* A signalled fence: export, signal, signalled (3 lines). */
+	age = ev_age(kfdsync, ev1->EventId);
+	fence = export(kfdsync, ev1->EventId, age);
+	hsaKmtSetEvent(ev1);
+	readable(fence, WAIT_MS);
+	close(fence);
+	/* One ended by the unregistration (5 lines). */
+	ev = registered_event(&context);
+	pending = export(kfdsync, ev->EventId, 0);
+	unregister(ev);
+
+	n = read_some(out[0], text, sizeof(text), 0, WAIT_MS);
+	status = reap(pid);
+	tap_ok(status == 0, "monitor_exits_after_count (%d)", status);
+	tap_ok(strstr(text, "\"step\": \"export\"") && strstr(text, "\"step\": \"signal\"") &&
+	       strstr(text, "\"step\": \"signalled\", \"owner\"") &&
+	       strstr(text, "\"cause\": \"signalled\", \"life_ms\""),
+	       "monitor_json_signalled");
+	tap_ok(strstr(text, "\"step\": \"ended\"") &&
+	       strstr(text, "\"cause\": \"unregister\"") && strstr(text, "\"status\": -125") &&
+	       strstr(text, "\"step\": \"register\"") && strstr(text, "\"step\": \"unregister\""),
+	       "monitor_json_ended_with_cause");
+	if (n && (!strstr(text, "\"cause\": \"unregister\"") ||
+		  !strstr(text, "\"step\": \"signal\"")))
+		tap_diag("monitor printed:\n%s", text);
+	close(out[0]);
+	close(err[0]);
+	close(pending);
+	hsaKmtDestroyEvent(ev);
 }
 
 /* ---- hooks mode: amdkfd's own ends ---- */
