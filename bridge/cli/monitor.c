@@ -293,6 +293,7 @@ static void clear_cause(int pid)
 
 /* ---- filters ---- */
 
+static bool want_dma_fence;
 static int want_pid = -1;
 static int64_t want_event = -1;
 static bool want_fence;
@@ -344,8 +345,9 @@ static bool wanted(const struct rec *r, const struct owner *o)
 		if (want_seqno_set && o->has_seqno && o->seqno != want_seqno)
 			return false;
 	}
-	/* dma_fence's events of fences that are not kfdsync's or imported. */
-	if (!strncmp(r->event, "dma_fence_", 10) && !find_ctx(o->context, true))
+	/* dma_fence's events: asked for, and of fences kfdsync made or imported. */
+	if (!strncmp(r->event, "dma_fence_", 10) &&
+	    (!want_dma_fence || !find_ctx(o->context, true)))
 		return false;
 	return true;
 }
@@ -404,7 +406,7 @@ static void emit(const struct rec *r, const struct owner *o, const char *subject
 		 const char *step, const char *details, const char *cause, double life_ms)
 {
 	if (!json) {
-		printf("%13.6f  %-22s %-12s %s\n", r->ts, subject, step, details);
+		printf("%13.6f  %-16s %-18s %s\n", r->ts, subject, step, details);
 		return;
 	}
 	printf("{\"time\": %.6f, \"task\": %d, \"comm\": ", r->ts, r->pid);
@@ -647,7 +649,7 @@ static int follow(FILE *in, long count)
 	return 0;
 }
 
-static int monitor_live(const char *tracefs, bool dma_fence, long count, long duration_ms)
+static int monitor_live(const char *tracefs, long count, long duration_ms)
 {
 	char root[PATH_MAX - 128], inst[PATH_MAX], path[PATH_MAX + 64];
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -674,7 +676,7 @@ static int monitor_live(const char *tracefs, bool dma_fence, long count, long du
 	}
 	snprintf(path, sizeof(path), "%s/events/kfdsync/enable", inst);
 	err = write_str(path, "1");
-	if (!err && dma_fence) {
+	if (!err && want_dma_fence) {
 		snprintf(path, sizeof(path), "%s/events/dma_fence/enable", inst);
 		err = write_str(path, "1");
 	}
@@ -729,7 +731,6 @@ int cmd_monitor(int argc, char **argv)
 	};
 	const char *input = NULL, *tracefs = NULL;
 	unsigned long v, duration = 0, count = 0;
-	bool dma_fence = false;
 	char *colon;
 	int c, ret;
 
@@ -764,7 +765,7 @@ int cmd_monitor(int argc, char **argv)
 			}
 			break;
 		case 'd':
-			dma_fence = true;
+			want_dma_fence = true;
 			break;
 		case 'n':
 			if (parse_uint("--count", optarg, LONG_MAX, &count))
@@ -798,7 +799,7 @@ int cmd_monitor(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!input)
-		return monitor_live(tracefs, dma_fence, (long)count, (long)duration);
+		return monitor_live(tracefs, (long)count, (long)duration);
 
 	FILE *in = strcmp(input, "-") ? fopen(input, "r") : stdin;
 

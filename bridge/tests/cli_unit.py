@@ -319,7 +319,8 @@ def monitor_tests():
         p = run("--input", trace)
         lines = p.stdout.splitlines()
         results.append(("monitor_input_text",
-                        p.returncode == 0 and len(lines) == 21 and
+                        p.returncode == 0 and len(lines) == 19 and
+                        "dma_fence" not in p.stdout and
                         re.search(r"fence 2:1 +export +pid 151 event 1 as sync_file, after age 0: "
                                   r"pending", p.stdout) and
                         re.search(r"slot 1 +count +GPU write 0x1 counted", p.stdout) and
@@ -329,7 +330,12 @@ def monitor_tests():
                         re.search(r"fence 2:2 +ended +-ECANCELED \(close\)", p.stdout) and
                         re.search(r"fence 9:1 +write +value 7 written", p.stdout) and
                         "sched_switch" not in p.stdout, p.stdout + p.stderr))
-        p = run("--input", trace, "--json")
+        p = run("--input", trace, "--dma-fence")
+        results.append(("monitor_input_dma_fence",
+                        p.returncode == 0 and len(p.stdout.splitlines()) == 21 and
+                        re.search(r"fence 2:1 +dma_fence_signaled +kfdsync kfdsync:151:ev1",
+                                  p.stdout), p.stdout + p.stderr))
+        p = run("--input", trace, "--json", "--dma-fence")
         try:
             objs = [json.loads(line) for line in p.stdout.splitlines()]
         except ValueError as e:

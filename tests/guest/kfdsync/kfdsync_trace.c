@@ -41,6 +41,7 @@
 /* ---- the trace: an instance of our own ---- */
 
 static char inst[256];
+static char record_cmd[160];	/* the global options/record-cmd, "" if untouched */
 
 static int trace_write(const char *file, const char *val)
 {
@@ -50,7 +51,17 @@ static int trace_write(const char *file, const char *val)
 	return write_text(path, val);
 }
 
-/* tracefs: /sys/kernel/tracing, mounted there if needed, else debugfs's. */
+/*
+ * tracefs: /sys/kernel/tracing, mounted there if needed, else debugfs's.
+ *
+ * Recording the tasks' names (options/record-cmd, global, and copied into
+ * an instance when it is made) hooks sched_switch while events are
+ * enabled: the kernel patches __schedule's tracepoint, and under QEMU TCG
+ * a CPU can keep running the int3 of that patch after it was undone and
+ * hang the guest (seen on 6.1, within a hundred enables). It is off while
+ * this program traces (and so for the monitor it runs); the names are not
+ * needed, the pids are.
+ */
 static void trace_start(void)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -60,11 +71,16 @@ static void trace_start(void)
 	mount("nodev", dirs[0], "tracefs", 0, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(dirs) && !inst[0]; i++) {
 		snprintf(path, sizeof(path), "%s/instances", dirs[i]);
-		if (!access(path, W_OK))
+		if (!access(path, W_OK)) {
 			snprintf(inst, sizeof(inst), "%s/kfdsync_trace_%d", path, (int)getpid());
+			snprintf(record_cmd, sizeof(record_cmd), "%s/options/record-cmd",
+				 dirs[i]);
+		}
 	}
 	if (!inst[0])
 		tap_bail("no tracefs with instances in /sys/kernel/tracing or /sys/kernel/debug/tracing");
+	if (write_text(record_cmd, "0"))
+		record_cmd[0] = '\0';
 	if (mkdir(inst, 0700))
 		tap_bail("mkdir %s: %s", inst, strerror(errno));
 	ret = trace_write("events/kfdsync/enable", "1");
@@ -82,6 +98,8 @@ static void trace_stop(void)
 	if (rmdir(inst))
 		tap_diag("rmdir %s: %s", inst, strerror(errno));
 	inst[0] = '\0';
+	if (record_cmd[0])
+		write_text(record_cmd, "1");
 }
 
 /* One event of the trace: its task, name and "key=value" fields. */
