@@ -28,7 +28,8 @@
  * (time per signal), contexts (open and close, a process exiting with 1024
  * of them, against timelines), walks (the longest lock holds when a GPU
  * reset or amdgpu's going ends 64 processes' 4079 events each, injected
- * through debugfs) and idle wake-ups of every library thread.
+ * through debugfs), tracing (the export's latency with kfdsync's tracepoints
+ * disabled and enabled) and idle wake-ups of every library thread.
  *
  * Usage: kfdsync_bench [-n ITERATIONS] [--quick] [--json FILE] [--sections LIST]
  */
@@ -49,6 +50,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1230,6 +1232,133 @@ static void bench_walks(void)
 	reap_children();
 }
 
+/* ---- tracing ---- */
+
+/*
+ * kfdsync's tracepoints on the export path: export_sync_file with the
+ * "kfdsync" events disabled (each a static branch) and enabled into a
+ * tracefs instance of the bench's own (its ring buffer written, nobody
+ * reading it), in alternating blocks, each sample interleaved with
+ * amdkfd's wake. Tasks' names are not recorded meanwhile
+ * (options/record-cmd): that would hook sched_switch at every enable, and
+ * patching __schedule this often can hang a QEMU TCG guest
+ * (tests/guest/kfdsync/kfdsync_trace.c).
+ */
+static char trace_inst[200];
+
+/* Write @val to the file @dir/@name: true if it took it. */
+static bool write_at(const char *dir, const char *name, const char *val)
+{
+	char path[256];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok;
+}
+
+static bool trace_enable(bool on)
+{
+	return write_at(trace_inst, "events/kfdsync/enable", on ? "1" : "0");
+}
+
+/* Events the instance recorded ("entries-written" of its trace's header). */
+static long trace_written(void)
+{
+	char path[256], line[256];
+	long in, written = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", trace_inst);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && line[0] == '#')
+		if (sscanf(line, "# entries-in-buffer/entries-written: %ld/%ld", &in, &written) == 2)
+			break;
+	fclose(f);
+	return written;
+}
+
+static void bench_tracing(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	int n = iterations, block = 50, i, j, k[2] = { 0, 0 };
+	int64_t *path[2], *floor_ns[2];
+	const char *root = NULL;
+	struct stats p[2], f[2];
+	long written;
+
+	for (i = 0; i < 2 && !trace_inst[0]; i++) {
+		/* Before the instance: it copies the option. */
+		if (!write_at(dirs[i], "options/record-cmd", "0"))
+			continue;
+		root = dirs[i];
+		snprintf(trace_inst, sizeof(trace_inst), "%s/instances/kfdsync_bench_%d", dirs[i],
+			 (int)getpid());
+		if (mkdir(trace_inst, 0700))
+			trace_inst[0] = '\0';
+	}
+	if (!trace_inst[0] || !trace_enable(false)) {
+		printf("\n# tracing: skipped, no tracefs instance with kfdsync's events\n");
+		if (trace_inst[0])
+			rmdir(trace_inst);
+		trace_inst[0] = '\0';
+		if (root)
+			write_at(root, "options/record-cmd", "1");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		path[i] = calloc(n, sizeof(int64_t));
+		floor_ns[i] = calloc(n, sizeof(int64_t));
+		if (!path[i] || !floor_ns[i])
+			die("calloc", ENOMEM);
+	}
+	/*
+	 * Off, then on, a block of each at a time: the noise hits both, and so
+	 * does the retranslation that follows each toggle under QEMU TCG.
+	 */
+	for (i = 0; i < 2 * n; i += 2 * block) {
+		for (int on = 0; on < 2; on++) {
+			if (!trace_enable(on))
+				die("enabling kfdsync's events", EIO);
+			for (j = 0; j < block && k[on] < n; j++, k[on]++) {
+				path[on][k[on]] = path_export_sync_file();
+				floor_ns[on][k[on]] = floor_kfd();
+			}
+		}
+	}
+	trace_enable(false);
+	written = trace_written();
+	for (i = 0; i < 2; i++) {
+		p[i] = stats_of(path[i], n);
+		f[i] = stats_of(floor_ns[i], n);
+	}
+	table_header("tracepoints: export_sync_file, kfdsync's events off and on");
+	json_section("tracing");
+	report_latency("export_sync_file:trace_off", p[0], "kfd_wait", f[0]);
+	report_latency("export_sync_file:trace_on", p[1], "kfd_wait", f[1]);
+	/* The two against each other: what enabling costs. */
+	report_latency("export_sync_file:trace_on", p[1], "trace_off", p[0]);
+	printf("# %ld events recorded while on: %.1f per export\n", written,
+	       n ? (double)written / n : 0);
+	json_entry("\"name\": \"events_per_export\", \"mode\": \"%s\", \"value\": %.2f", mode,
+		   n ? (double)written / n : 0);
+	for (i = 0; i < 2; i++) {
+		free(path[i]);
+		free(floor_ns[i]);
+	}
+	if (rmdir(trace_inst))
+		fprintf(stderr, "# rmdir %s: %s\n", trace_inst, strerror(errno));
+	trace_inst[0] = '\0';
+	write_at(root, "options/record-cmd", "1");
+}
+
 /* ---- throughput ---- */
 
 static double seconds_of(int64_t ns)
@@ -1702,6 +1831,7 @@ int main(int argc, char **argv)
 		{ "latency", bench_latency }, { "scaling", bench_scaling },
 		{ "throughput", bench_throughput }, { "memory", bench_memory },
 		{ "cpu", bench_cpu }, { "contexts", bench_contexts }, { "walks", bench_walks },
+		{ "tracing", bench_tracing },
 	};
 	struct kfdsync_module_info info;
 	struct kfdsync_event_state st;
@@ -1731,7 +1861,7 @@ int main(int argc, char **argv)
 				"  -j, --json FILE     also write the figures as JSON\n"
 				"  -s, --sections LIST only these sections, comma-separated: latency,\n"
 				"                      scaling, throughput, memory, cpu, contexts,\n"
-				"                      walks, idle; all by default\n");
+				"                      walks, tracing, idle; all by default\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
