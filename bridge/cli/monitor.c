@@ -406,7 +406,7 @@ static void emit(const struct rec *r, const struct owner *o, const char *subject
 		 const char *step, const char *details, const char *cause, double life_ms)
 {
 	if (!json) {
-		printf("%13.6f  %-16s %-18s %s\n", r->ts, subject, step, details);
+		printf("%13.6f  %-16s %-20s %s\n", r->ts, subject, step, details);
 		return;
 	}
 	printf("{\"time\": %.6f, \"task\": %d, \"comm\": ", r->ts, r->pid);
