@@ -393,6 +393,25 @@ def monitor_tests():
                             "needs root" in p.stderr, p.stderr))
         else:
             results.append(("monitor_not_permitted", None, "needs root and setpriv"))
+    # The KMS demo's real trace (trace-cmd report, docs/tracing.md): four
+    # frames, each exported, counted from the GPU's write, signalled, and
+    # the commits' out-fences imported and written.
+    kms = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
+                       "tracing-kms.txt")
+    p = subprocess.run([CLI, "monitor", "--input", kms, "--json"], capture_output=True,
+                       text=True)
+    try:
+        objs = [json.loads(line) for line in p.stdout.splitlines()]
+    except ValueError:
+        objs = []
+    steps = [o["step"] for o in objs]
+    results.append(("monitor_real_kms_trace",
+                    p.returncode == 0 and steps.count("export") == 4 and
+                    steps.count("count") == 4 and steps.count("signal") == 4 and
+                    steps.count("signalled") == 4 and steps.count("import") == 4 and
+                    steps.count("write") == 4 and
+                    all(o["cause"] == "signalled" for o in objs if o["step"] == "signalled"),
+                    p.stdout + p.stderr))
     for name, argv, pattern in (
             ("monitor_bad_fence", ["--fence", "x:1"], r"--fence: expected a number"),
             ("monitor_input_and_tracefs", ["--input", "-", "--tracefs", "/x"],
