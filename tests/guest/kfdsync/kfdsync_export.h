@@ -324,6 +324,20 @@ static inline void child_setup(void)
 		exit(11);
 }
 
+/*
+ * In a child, after child_setup(): a new event of its own registered, and
+ * a sync_file pending on its next signal in *@fence. 0, or the child's exit
+ * code: 13 no event or registration, 14 no fence.
+ */
+static inline int child_pending_fence(HsaEvent **ev, int *fence)
+{
+	*ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
+	if (!*ev || __ev_register(kfdsync, (*ev)->EventId, slot_addr(*ev), NULL))
+		return 13;
+	*fence = __export(kfdsync, (*ev)->EventId, 0, 0);
+	return *fence < 0 ? 14 : 0;
+}
+
 /* A role a child of spawn_child() plays: its exit status is the result. */
 struct export_child {
 	const char *role;

@@ -97,20 +97,19 @@ static int child_owner(int sock)
 static int child_hw_exception(int sock)
 {
 	struct kfdsync_event_query q;
+	int fence, born, code;
 	HsaEvent *ev;
 	uint32_t cq;
-	int fence, born;
 
 	child_setup();
 	sim = kfdsim_open();
 	if (sim < 0)
 		return 12;
 	cq = queue_create(sim);
-	ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
-	if (!ev || __ev_register(kfdsync, ev->EventId, slot_addr(ev), NULL))
-		return 13;
-	fence = __export(kfdsync, ev->EventId, 0, 0);
-	if (fence < 0 || readable(fence, 0))
+	code = child_pending_fence(&ev, &fence);
+	if (code)
+		return code;
+	if (readable(fence, 0))
 		return 14;
 	if (kfdsim_inject(sim, cq, KFDSIM_INJECT_HW_EXCEPTION))
 		return 15;

@@ -26,15 +26,12 @@ static int child_amdgpu(int sock)
 {
 	struct msg m;
 	HsaEvent *ev;
-	int fence;
+	int fence, code;
 
 	child_setup();
-	ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
-	if (!ev || __ev_register(kfdsync, ev->EventId, slot_addr(ev), NULL))
-		return 12;
-	fence = __export(kfdsync, ev->EventId, 0, 0);
-	if (fence < 0)
-		return 13;
+	code = child_pending_fence(&ev, &fence);
+	if (code)
+		return code;
 	msg_send(sock, MSG_FDS, 1, &fence, 1);
 	close(fence);
 	/* Off /dev/kfd; the event stays in amdkfd until amdgpu goes. */

@@ -451,52 +451,53 @@ TEST(register_unregister)
 	hsaKmtDestroyEvent(ev);
 }
 
-TEST(export_gpu_signal)
+static void gpu_signal(void)
 {
-	uint64_t age;
+	submit_signal(queue, ev1, 0);
+}
+
+static void cpu_set(void)
+{
+	hsaKmtSetEvent(ev1);
+}
+
+/* ev1's next signal exported as a sync_file, then given by @signal. */
+static void export_signal(const char *name, const char *from, void (*signal)(void))
+{
 	struct plan p = { 0 };
+	uint64_t age;
 	int fence;
 
-	if (skip_without_kfd("trace_export_gpu_signal"))
-		return;
 	age = ev_age(kfdsync, ev1->EventId);
 	trace_clear();
 	fence = export(kfdsync, ev1->EventId, age);
-	submit_signal(queue, ev1, 0);
+	signal();
 	if (!readable(fence, WAIT_MS))
 		tap_diag("the fence did not signal");
 	wait_age(kfdsync, ev1->EventId, age + 1);
 	plan_export(&p, ev1->EventId, ev1_context, age, "sync_file", 0);
-	plan_signal(&p, "gpu", age, age + 1);
+	plan_signal(&p, from, age, age + 1);
 	trace_read();
-	tap_ok(plan_holds(&p), "trace_export_gpu_signal_%s", source_name);
+	tap_ok(plan_holds(&p), "%s_%s", name, source_name);
+	close(fence);
+}
+
+TEST(export_gpu_signal)
+{
+	if (skip_without_kfd("trace_export_gpu_signal"))
+		return;
+	export_signal("trace_export_gpu_signal", "gpu", gpu_signal);
 	/* The slot's value is what RELEASE_MEM wrote (pm4_release_mem_event: 1). */
 	if (!relay_mode)
 		tap_ok(find_one("kfdsync_slot_signal", "from=gpu value=0x1") >= 0,
 		       "trace_slot_signal_value");
-	close(fence);
 }
 
 TEST(export_cpu_set)
 {
-	uint64_t age;
-	struct plan p = { 0 };
-	int fence;
-
 	if (skip_without_kfd("trace_export_cpu_set"))
 		return;
-	age = ev_age(kfdsync, ev1->EventId);
-	trace_clear();
-	fence = export(kfdsync, ev1->EventId, age);
-	hsaKmtSetEvent(ev1);
-	if (!readable(fence, WAIT_MS))
-		tap_diag("the fence did not signal");
-	wait_age(kfdsync, ev1->EventId, age + 1);
-	plan_export(&p, ev1->EventId, ev1_context, age, "sync_file", 0);
-	plan_signal(&p, "cpu", age, age + 1);
-	trace_read();
-	tap_ok(plan_holds(&p), "trace_export_cpu_set_%s", source_name);
-	close(fence);
+	export_signal("trace_export_cpu_set", "cpu", cpu_set);
 }
 
 TEST(export_eventfd)
@@ -876,15 +877,12 @@ static int child_exit_owner(int sock)
 {
 	struct msg m;
 	HsaEvent *ev;
-	int fence;
+	int fence, code;
 
 	child_setup();
-	ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
-	if (!ev || __ev_register(kfdsync, ev->EventId, slot_addr(ev), NULL))
-		return 13;
-	fence = __export(kfdsync, ev->EventId, 0, 0);
-	if (fence < 0)
-		return 14;
+	code = child_pending_fence(&ev, &fence);
+	if (code)
+		return code;
 	msg_send(sock, MSG_READY, (int32_t)ev->EventId, NULL, 0);
 	msg_recv(sock, &m, NULL, NULL);
 	/* Exit with everything open: the address space goes first. */
@@ -1057,72 +1055,59 @@ TEST(amdkfd_destroy)
 	close(fence);
 }
 
-/* The last three end every fence of this process: they come last. */
-TEST(hw_exception)
+static bool inject_exception(void)
+{
+	return !kfdsim_inject(sim, queue, KFDSIM_INJECT_HW_EXCEPTION);
+}
+
+static bool inject_reset(void)
+{
+	return !write_text(INJECT, "reset");
+}
+
+/* As amdgpu's going away ends every slot (its notifier's walk). */
+static bool inject_unload(void)
+{
+	return !write_text(INJECT, "end");
+}
+
+/* A pending fence of a fresh event, ended by @inject with @error: @cause. */
+static void hooks_end(const char *name, const char *cause, int error, bool (*inject)(void))
 {
 	uint64_t context;
 	HsaEvent *ev;
 	int fence;
 
-	if (skip_without_kfd("trace_hw_exception"))
+	if (skip_without_kfd(name))
 		return;
 	if (relay_mode) {
-		tap_skip("relay mode: no exception hooks", "trace_hw_exception");
+		tap_skip("relay mode: amdkfd's ends reach kfdsync through the hooks", "%s", name);
 		return;
 	}
 	trace_clear();
 	fence = pending_fence(&ev, &context);
-	if (kfdsim_inject(sim, queue, KFDSIM_INJECT_HW_EXCEPTION))
-		tap_diag("kfdsim_inject failed");
-	tap_ok(ended_by(fence, context, "exception", -EIO, "tgid=0"), "trace_hw_exception");
+	if (!inject())
+		tap_diag("%s: cannot inject it", name);
+	tap_ok(ended_by(fence, context, cause, error, "tgid=0"), "%s", name);
 	close(fence);
 	unregister(ev);
 	hsaKmtDestroyEvent(ev);
+}
+
+/* These end every fence of this process (the last two, of every one): last. */
+TEST(hw_exception)
+{
+	hooks_end("trace_hw_exception", "exception", -EIO, inject_exception);
 }
 
 TEST(gpu_reset)
 {
-	uint64_t context;
-	HsaEvent *ev;
-	int fence;
-
-	if (skip_without_kfd("trace_gpu_reset"))
-		return;
-	if (relay_mode) {
-		tap_skip("relay mode: no reset hook", "trace_gpu_reset");
-		return;
-	}
-	trace_clear();
-	fence = pending_fence(&ev, &context);
-	if (write_text(INJECT, "reset"))
-		tap_diag("cannot inject a reset");
-	tap_ok(ended_by(fence, context, "reset", -EIO, "tgid=0"), "trace_gpu_reset");
-	close(fence);
-	unregister(ev);
-	hsaKmtDestroyEvent(ev);
+	hooks_end("trace_gpu_reset", "reset", -EIO, inject_reset);
 }
 
 TEST(amdgpu_unload)
 {
-	uint64_t context;
-	HsaEvent *ev;
-	int fence;
-
-	if (skip_without_kfd("trace_amdgpu_unload"))
-		return;
-	if (relay_mode) {
-		tap_skip("relay mode: no slots", "trace_amdgpu_unload");
-		return;
-	}
-	trace_clear();
-	fence = pending_fence(&ev, &context);
-	/* As amdgpu's going away ends every slot (its notifier's walk). */
-	if (write_text(INJECT, "end"))
-		tap_diag("cannot inject the end");
-	tap_ok(ended_by(fence, context, "unload", -EIO, "tgid=0"), "trace_amdgpu_unload");
-	close(fence);
-	unregister(ev);
-	hsaKmtDestroyEvent(ev);
+	hooks_end("trace_amdgpu_unload", "unload", -EIO, inject_unload);
 }
 
 static const struct export_child children[] = {
