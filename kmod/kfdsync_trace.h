@@ -18,8 +18,9 @@
  * whole life and `kfdsync monitor` follows it.
  *
  * Tracepoints only copy values the path already has: none takes a lock,
- * reads user memory or changes what the path does; disabled, each costs a
- * static branch.
+ * reads user memory or changes what the path does (reading an imported
+ * fence's names on 6.17+ is an RCU read-side section, as the kernel's own
+ * sync_file info does); disabled, each costs a static branch.
  */
 
 #ifndef KFDSYNC_TRACE_CONSTS_H

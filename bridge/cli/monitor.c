@@ -102,8 +102,8 @@ static uint64_t unum(const struct rec *r, const char *key)
  */
 static bool parse_line(const char *line, struct rec *r)
 {
-	const char *p, *open = NULL, *name, *colon;
-	char *q, *end, *save;
+	const char *p, *q, *open = NULL, *name, *colon;
+	char *end, *tok, *save;
 	size_t len;
 
 	memset(r, 0, sizeof(*r));
@@ -123,7 +123,7 @@ static bool parse_line(const char *line, struct rec *r)
 	if (!open)
 		return false;
 	/* comm-PID before it. */
-	for (q = (char *)open; q > line && q[-1] == ' '; q--)
+	for (q = open; q > line && q[-1] == ' '; q--)
 		;
 	for (p = q; p > line && p[-1] >= '0' && p[-1] <= '9'; p--)
 		;
@@ -170,14 +170,14 @@ static bool parse_line(const char *line, struct rec *r)
 	memcpy(r->buf, colon + 1, len);
 	while (len && (r->buf[len - 1] == '\n' || r->buf[len - 1] == '\r'))
 		r->buf[--len] = '\0';
-	for (q = strtok_r(r->buf, " ", &save); q && r->n < MAX_FIELDS;
-	     q = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(q, '=');
+	for (tok = strtok_r(r->buf, " ", &save); tok && r->n < MAX_FIELDS;
+	     tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
 
 		if (!eq)
 			continue;
 		*eq = '\0';
-		r->key[r->n] = q;
+		r->key[r->n] = tok;
 		r->val[r->n++] = eq + 1;
 	}
 	return true;
@@ -189,8 +189,7 @@ static bool parse_line(const char *line, struct rec *r)
 struct known_ctx {
 	uint64_t context;
 	int tgid;
-	uint32_t id;			/* the KFD event, 0 for a timeline */
-	const char *what;		/* "event", "condition", "timeline", "import" */
+	uint32_t id;			/* the KFD event, 0 for a timeline or import */
 };
 
 /* A fence: when it was made, for its life's length. */
@@ -229,7 +228,7 @@ static struct known_ctx *find_ctx(uint64_t context, bool short_ctx)
 	return NULL;
 }
 
-static void learn_ctx(uint64_t context, int tgid, uint32_t id, const char *what)
+static void learn_ctx(uint64_t context, int tgid, uint32_t id)
 {
 	struct known_ctx *k = find_ctx(context, false);
 
@@ -239,7 +238,7 @@ static void learn_ctx(uint64_t context, int tgid, uint32_t id, const char *what)
 			memmove(ctxs, ctxs + 1, sizeof(ctxs[0]) * --n_ctxs);
 		k = &ctxs[n_ctxs++];
 	}
-	*k = (struct known_ctx){ context, tgid, id, what };
+	*k = (struct known_ctx){ context, tgid, id };
 }
 
 static struct known_fence *find_fence(uint64_t context, uint64_t seqno)
@@ -444,16 +443,12 @@ static bool show(const struct rec *r)
 	snprintf(subject, sizeof(subject), "fence %" PRIu64 ":%" PRIu64, context, seqno);
 
 	/* Learn first: the line itself may be what makes its fence known. */
-	if (!strcmp(ev, "register"))
-		learn_ctx(context, tgid, (uint32_t)num(r, "id", 0), "event");
-	else if (!strcmp(ev, "export") && !strncmp(get(r, "kind") ?: "", "condition", 9))
-		learn_ctx(context, tgid, (uint32_t)num(r, "id", 0), "condition");
-	else if (!strcmp(ev, "export") && !find_ctx(context, false))
-		learn_ctx(context, tgid, (uint32_t)num(r, "id", 0), "event");
-	else if (!strcmp(ev, "timeline_create"))
-		learn_ctx(context, tgid, 0, "timeline");
-	else if (!strcmp(ev, "import_arm") && !find_ctx(context, false))
-		learn_ctx(context, tgid, 0, "import");
+	/* An event's context at its registration (or first export seen). */
+	if (!strcmp(ev, "register") || (!strcmp(ev, "export") && !find_ctx(context, false)))
+		learn_ctx(context, tgid, (uint32_t)num(r, "id", 0));
+	else if (!strcmp(ev, "timeline_create") ||
+		 (!strcmp(ev, "import_arm") && !find_ctx(context, false)))
+		learn_ctx(context, tgid, 0);
 	if (!strcmp(ev, "export") || !strcmp(ev, "import_arm"))
 		learn_fence(context, seqno, r->ts);
 	o = owner_of(r);
