@@ -15,7 +15,9 @@
  * once and in that order; the dma_fence core's own events of the same
  * fence (same context and seqno) are part of the order. A fence that ends
  * with an error must end in the task that traced its cause. Removing any
- * trace call from the module makes a test here fail.
+ * trace call from the module makes a test here fail, but one: the end of
+ * every context's events when amdgpu really unloads
+ * (kfdsync_ctxs_amdkfd_gone(); its slot layer twin is tested, injected).
  *
  * It runs twice in the guest suite: with the hooks, and in relay mode
  * (kfdsync_trace_relay: the module reloaded with hooks=0), where the
