@@ -123,14 +123,15 @@ static void check_consistent(const char *what, const struct report *r)
 	}
 }
 
-/* The kernel series this program knows the verdict for. */
+/* The kernels this program knows the verdict for. */
 static const struct expect {
 	const char *release;	/* prefix */
 	uint32_t verdict;
 	const char *abi;
 	const char *reason;
 } expects[] = {
-	{ "6.1.0-", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
+	/* Debian's 6.1, and tools/debug-kernel's from its linux-source-6.1. */
+	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
 	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "" },
 	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
 };
