@@ -406,14 +406,16 @@ static void cli_wait_merge_tests(void)
 
 	snprintf(cli_path, sizeof(cli_path), "%s/bridge/kfdsync", getenv("KFDSYNC_BUILD_ROOT"));
 	/*
-	 * Fences that signal 3 s apart, the first awaited before the clock
-	 * starts; then 4.5 s for the other two: the last one is too late (a
-	 * timeout given to each fence would let every one in). The margin
-	 * covers the second CLI's start, up to 1.5 s.
+	 * Fences that signal 6 s apart, the first awaited before the clock
+	 * starts; then 7 s for the other two: the last one is too late (a
+	 * timeout given to each fence would let every one in). The second
+	 * CLI's start d shifts both later fences to 6 - d and 12 - d s after
+	 * its clock starts, so the check holds while d < 5 s (an ASan-built
+	 * CLI on the debug kernel took more than the 1.5 s it once allowed).
 	 */
 	ret = cli(-1, out, sizeof(out), (const char *[]){ "timeline", "--count", "3",
-		  "--interval", "3000", "--", "sh", "-c", "\"$0\" wait --timeout 20000 3 && "
-		  "\"$0\" wait --timeout 4500 4 5; echo r=$?", cli_path, NULL });
+		  "--interval", "6000", "--", "sh", "-c", "\"$0\" wait --timeout 20000 3 && "
+		  "\"$0\" wait --timeout 7000 4 5; echo r=$?", cli_path, NULL });
 	tap_ok(shown(ret == 0 && strstr(out, "r=124") && strstr(out, "5: timed out") &&
 		     !strstr(out, "4: timed out"), out), "cli_wait_timeout_is_total");
 	/* Three pending fences: each is named. */
