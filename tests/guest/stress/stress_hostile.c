@@ -809,7 +809,8 @@ static void test_subuid_range(void)
 	/* Every Debian kernel has them; a kernel without cannot be attacked so. */
 	if (access("/proc/self/ns/user", F_OK)) {
 		static const char *const names[] = {
-			"every_subordinate_uid_ran", "subordinate_uids_charged_to_namespace_owner",
+			"root_maps_the_subordinate_range", "every_subordinate_uid_ran",
+			"subordinate_uids_charged_to_namespace_owner",
 			"another_user_not_denied", "root_not_denied",
 		};
 
