@@ -89,9 +89,6 @@
 /* The module that carries amdkfd. */
 #define KFDSYNC_AMDGPU		"amdgpu"
 
-/* amdkfd's mmap offset of the events area (KFD_MMAP_TYPE_EVENTS). */
-#define KFDSYNC_KFD_MMAP_EVENTS	(0x2ULL << 62)
-
 /* Largest BTF blob kfdsync reads (Debian's are 2-6 MB). */
 #define KFDSYNC_BTF_MAX		(64 << 20)
 
@@ -125,13 +122,14 @@ struct kfdsync_hook {
  * @kfd_lookup_process_by_mm: A referenced process, by address space.
  * @kfd_unref_process: Drop such a reference.
  * @kfd_set_event: Set an event, as AMDKFD_IOC_SET_EVENT does.
- * @kfd_mmap: /dev/kfd's mmap operation: only compared, never called.
  * @v6_1: ABI 6.1's own calls (a union with @v6_12: @abi says which is set).
  * @v6_1.kfd_get_process_device_data: A process's data for a device.
  * @v6_12: ABI 6.12's own calls.
  * @v6_12.kfd_get_process_device_data: As in @v6_1.
  * @set_event_end: The end of kfd_set_event()'s code.
  * @abi: The ABI amdgpu has, an enum kfdsync_abi_id.
+ * @off: Where the members kfdsync reads are (enum kfdsync_abi_off), as
+ *	 the gate read them from amdgpu's BTF.
  *
  * Typed exactly as kfdsync_abi_list.h says amdkfd defines them, which the
  * compiler checks (kfdsync_kfd_calls[]). Set under kfdsync_amdkfd_lock
@@ -143,7 +141,6 @@ struct kfdsync_kfd_fns {
 	struct kfd_process *(*kfd_lookup_process_by_mm)(const struct mm_struct *mm);
 	void (*kfd_unref_process)(struct kfd_process *p);
 	int (*kfd_set_event)(struct kfd_process *p, u32 id);
-	int (*kfd_mmap)(struct file *file, struct vm_area_struct *vma);
 	union {
 		struct {
 			struct kfd_process_device *
@@ -158,6 +155,7 @@ struct kfdsync_kfd_fns {
 	};
 	unsigned long set_event_end;
 	int abi;
+	u32 off[KFDSYNC_ABI_OFFSETS];
 };
 
 static struct kfdsync_kfd_fns kfdsync_kfd;
@@ -573,8 +571,9 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 {
 	unsigned long start, end, fn;
 
-	start = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, caller, &end);
-	fn = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, callee, NULL);
+	/* Read and probed, never called: found whatever their first insn. */
+	start = (unsigned long)kfdsync_ksym_find(KFDSYNC_AMDGPU, caller, &end);
+	fn = (unsigned long)kfdsync_ksym_find(KFDSYNC_AMDGPU, callee, NULL);
 	if (!start || !fn) {
 		kfdsync_set_relay(KFDSYNC_RELAY_MISSING, "amdkfd's %s not found",
 				  start ? callee : caller);
@@ -623,16 +622,26 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 
 		if (call->abi >= 0 && call->abi != abi_id)
 			continue;
-		fn = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, call->name, NULL);
+		fn = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
 		if (!fn) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
 					  "amdkfd's %s not found", call->name);
+			return false;
+		}
+		/* Called through a pointer: IBT wants an ENDBR64 there. */
+		if (!kfdsync_abi_entry_usable(kfdsync_abi_fn(abi, call->name),
+					      kfdsync_ksym_insn(fn),
+					      kfdsync_ksym_ibt())) {
+			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
+					  "IBT: amdkfd's %s has no ENDBR64",
+					  call->name);
 			return false;
 		}
 		*call->slot = fn;
 	}
 	kfdsync_kfd.set_event_end = set_event_end;
 	kfdsync_kfd.abi = abi_id;
+	memcpy(kfdsync_kfd.off, kfdsync_verdict.off, sizeof(kfdsync_kfd.off));
 	return true;
 }
 
@@ -908,32 +917,39 @@ bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 }
 
 /**
- * kfdsync_amdkfd_is_events_vma() - is @vma amdkfd's events mapping, whole?
- * @vma: a mapping of the caller, with the mmap lock held
+ * kfdsync_amdkfd_slot() - where amdkfd keeps slot @id of a process
+ * @kp: the process, referenced (kfdsync_amdkfd_process_get(), or amdkfd's
+ *	own reference in a hook)
+ * @id: the event id, below %KFDSYNC_EVENT_ID_LIMIT
  *
- * A mapping of amdgpu's at amdkfd's events offset, not split or offset (it
- * starts at slot 0 of the process's signal page), VM_PFNMAP as amdkfd maps
- * it. While the hooks are active the file's mmap operation must also be
- * amdkfd's own (/dev/kfd, not a render node); otherwise kfdsync knows no
- * amdkfd function to compare with, and the check is for the caller's sake
- * only (relay mode never reads the slot).
+ * Through amdkfd's own state: the process's signal page (struct
+ * kfd_process.signal_page) and amdkfd's kernel mapping of it (struct
+ * kfd_signal_page.kernel_address), at the offsets the gate read from
+ * amdgpu's BTF. The same for the page amdkfd allocates (a GPU-less or old
+ * APU system) and for the GPU buffer libhsakmt gives it on every discrete
+ * GPU: no mapping of /dev/kfd is involved. amdkfd sets the page once, with
+ * its first signal event (or the buffer, before it), and keeps it until it
+ * frees the process, which the reference defers; it reads every slot below
+ * %KFDSYNC_EVENT_ID_LIMIT itself (kfd_signal_event_interrupt()).
  *
- * Return: true if so.
+ * Only while the hooks are active (amdgpu held by the caller).
+ *
+ * Return: the slot's kernel address, or NULL if the process has no signal
+ * page yet.
  */
-bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma)
+u64 *kfdsync_amdkfd_slot(const void *kp, u32 id)
 {
-	const struct file *file = vma->vm_file;
-	struct module *owner;
+	const void *page;
+	u64 *slots;
 
-	if (!file || !file->f_op ||
-	    vma->vm_pgoff != KFDSYNC_KFD_MMAP_EVENTS >> PAGE_SHIFT ||
-	    !(vma->vm_flags & VM_PFNMAP))
-		return false;
-	/* Acquire: kfdsync_kfd.kfd_mmap is set once the hooks are active. */
-	if (smp_load_acquire(&kfdsync_hooks_active))
-		return file->f_op->mmap == kfdsync_kfd.kfd_mmap;
-	owner = file->f_op->owner;
-	return owner && !strcmp(module_name(owner), KFDSYNC_AMDGPU);
+	page = READ_ONCE(*(const void * const *)
+			 ((const char *)kp + kfdsync_kfd.off[KFDSYNC_ABI_OFF_SIGNAL_PAGE]));
+	if (!page)
+		return NULL;
+	/* NULL too while amdkfd is still filling in a page it published. */
+	slots = READ_ONCE(*(u64 * const *)
+			  ((const char *)page + kfdsync_kfd.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]));
+	return slots ? slots + id : NULL;
 }
 
 /**

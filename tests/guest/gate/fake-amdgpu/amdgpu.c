@@ -24,7 +24,6 @@ struct file;
 struct kfd_dev;
 struct kfd_hsa_memory_exception_data;
 struct kfd_node;
-struct kfd_process;
 struct kfd_process_device;
 struct kfd_vm_fault_info;
 struct mm_struct;
@@ -36,7 +35,20 @@ struct kfd_event {
 	bool signaled;
 };
 
+/* Where a process's signal slots are (the gate reads these members). */
+struct kfd_signal_page {
+	u64 *kernel_address;
+	u64 __user *user_address;
+	bool need_to_free_pages;
+};
+
+struct kfd_process {
+	void *other[7];
+	struct kfd_signal_page *signal_page;
+};
+
 static struct kfd_event fake_event;
+static struct kfd_process fake_process __used;
 
 #ifdef FAKE_SHAPE_abi616
 struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
