@@ -662,24 +662,68 @@ static int kfdsync_canary_pre(struct kprobe *kp, struct pt_regs *regs)
 NOKPROBE_SYMBOL(kfdsync_canary_pre);
 
 /*
+ * The canary's kprobe, registered while the hooks are (kfdsync_amdkfd_lock;
+ * read locklessly as a hint).
+ */
+static struct kprobe kfdsync_canary = {
+	.pre_handler = kfdsync_canary_pre,
+};
+static bool kfdsync_canary_attached;
+
+/* Whether the canary's probe fires right now. */
+static bool kfdsync_canary_fires(void)
+{
+	int before = atomic_read(&kfdsync_canary_hits);
+
+	kfdsync_kprobe_canary();
+	return atomic_read(&kfdsync_canary_hits) != before;
+}
+
+static void kfdsync_canary_detach(void)
+{
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	if (!kfdsync_canary_attached)
+		return;
+	WRITE_ONCE(kfdsync_canary_attached, false);
+	unregister_kprobe(&kfdsync_canary);
+}
+
+/*
  * Whether kprobes fire at all: root can disarm every kprobe
  * (/sys/kernel/debug/kprobes/enabled) or stop ftrace (kernel.ftrace_enabled),
- * and a kprobe registered then is accepted but never runs.
+ * and a kprobe registered then is accepted but never runs. The canary's
+ * probe stays registered with the hooks, for kfdsync_amdkfd_kprobes_fire().
  */
 static bool kfdsync_kprobes_work(void)
 {
-	struct kprobe kp = {
-		.addr = (kprobe_opcode_t *)kfdsync_kprobe_canary,
-		.pre_handler = kfdsync_canary_pre,
-	};
-	int before;
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
-	if (register_kprobe(&kp))
+	memset(&kfdsync_canary, 0, sizeof(kfdsync_canary));
+	kfdsync_canary.addr = (kprobe_opcode_t *)kfdsync_kprobe_canary;
+	kfdsync_canary.pre_handler = kfdsync_canary_pre;
+	if (register_kprobe(&kfdsync_canary))
 		return false;
-	before = atomic_read(&kfdsync_canary_hits);
-	kfdsync_kprobe_canary();
-	unregister_kprobe(&kp);
-	return atomic_read(&kfdsync_canary_hits) != before;
+	WRITE_ONCE(kfdsync_canary_attached, true);
+	if (kfdsync_canary_fires())
+		return true;
+	kfdsync_canary_detach();
+	return false;
+}
+
+/**
+ * kfdsync_amdkfd_kprobes_fire() - do kprobes fire right now?
+ *
+ * Root can disarm every kprobe or stop ftrace after the hooks attached;
+ * they then stop silently, the free hook too, and a slot may outlive its
+ * page. Where kfdsync reads a slot on its own (registration, fdinfo and
+ * debugfs) it asks first: a probe of kfdsync's own must fire.
+ *
+ * Return: true if the hooks are attached and kprobes fire now.
+ */
+bool kfdsync_amdkfd_kprobes_fire(void)
+{
+	return READ_ONCE(kfdsync_canary_attached) && kfdsync_canary_fires();
 }
 
 static void kfdsync_hook_detach(struct kfdsync_hook *hook)
@@ -734,6 +778,7 @@ static void kfdsync_hooks_detach_all(void)
 	WRITE_ONCE(kfdsync_hooks_active, false);
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
 		kfdsync_hook_detach(&kfdsync_hooks[i]);
+	kfdsync_canary_detach();
 	WRITE_ONCE(kfdsync_hooks_mask, 0);
 	/* No handler runs any more: forget amdkfd's functions. */
 	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));

@@ -89,6 +89,7 @@ void kfdsync_amdkfd_process_put(void *kp);
 bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 				 const void *kdev);
 u64 *kfdsync_amdkfd_slot(const void *kp, u32 id);
+bool kfdsync_amdkfd_kprobes_fire(void);
 int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check);
 
 #endif /* KFDSYNC_AMDKFD_H */

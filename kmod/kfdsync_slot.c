@@ -782,7 +782,7 @@ bool kfdsync_slot_watchable(void)
 	kp = kfdsync_amdkfd_process_get(current->mm);
 	if (!kp)
 		return false;
-	page = !!kfdsync_amdkfd_slot(kp, 1);
+	page = kfdsync_amdkfd_kprobes_fire() && kfdsync_amdkfd_slot(kp, 1);
 	kfdsync_amdkfd_process_put(kp);
 	return page;
 }
@@ -799,7 +799,8 @@ bool kfdsync_slot_watchable(void)
  *
  * Return: 0; -ENOENT if the hooks cannot watch the slot: the caller has no
  * amdkfd process, or it has no signal page yet (no signal event), or the
- * hooks went meanwhile; -EINVAL if the process is going; -ENOMEM.
+ * hooks went meanwhile, or kprobes do not fire now (root disarmed them);
+ * -EINVAL if the process is going; -ENOMEM.
  */
 int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id)
 {
@@ -833,7 +834,9 @@ int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id)
 		kfree(chunk);
 		return -ENOENT;
 	}
-	kaddr = kfdsync_amdkfd_slot(kp, id);
+	/* kprobes disarmed: the free hook may have been missed. */
+	kaddr = kfdsync_amdkfd_kprobes_fire() ? kfdsync_amdkfd_slot(kp, id) :
+						NULL;
 	if (!kaddr) {
 		ret = -ENOENT;
 		goto out_put;
@@ -927,7 +930,8 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
 	if (!mm)
 		return false;
 	ref = kfdsync_amdkfd_process_get(mm);
-	if (ref == kp) {
+	/* kprobes disarmed: the free hook may have been missed; read nothing. */
+	if (ref == kp && kfdsync_amdkfd_kprobes_fire()) {
 		rcu_read_lock();
 		slot = READ_ONCE(sub->slot);
 		if (slot) {

@@ -592,15 +592,18 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  * Register one of the caller's KFD signal events.
  *
  * @param event_id   the amdkfd event id (HsaEvent.EventId)
- * @param slot_addr  the event's slot in the caller's KFD events page
- *   (HsaEvent.EventData.HWData2)
+ * @param slot_addr  HsaEvent.EventData.HWData2, or 0: only checked for
+ *   alignment (kfdsync.ko finds the slot by id, also where the events page
+ *   is a discrete GPU's buffer)
  * @param[out] age   the event's age now (0), may be NULL
  *
- * In relay mode this also starts the event's relay (see "The relay"); if
- * that fails, the event is unregistered again.
+ * When the event is relayed (relay mode, or the hooks cannot watch it:
+ * kfdsync_event_get_state()'s source says which) this also starts the
+ * event's relay (see "The relay"); if that fails, the event is unregistered
+ * again.
  *
- * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
- *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
+ * @return 0, `-EINVAL` a bad id or a misaligned @p slot_addr,
+ *   `-EEXIST` registered already, `-ENOSPC` the
  *   context's limit of events is reached (or, relay mode, no amdkfd event
  *   left for a relay thread's wake-up event, or the relay's 4 threads of
  *   1024 events are full), `-EPERM` the context belongs to another process,

@@ -168,6 +168,60 @@ TEST(register_unwatchable_relayed)
 	hsaKmtDestroyEvent(ev);
 }
 
+/* This process's fdinfo line of event @id of context @fd, into @buf. */
+static bool fdinfo_event(int fd, uint32_t id, char *buf, size_t size)
+{
+	char path[64], key[48];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(key, sizeof(key), "kfdsync-event-%u:", id);
+	f = fopen(path, "r");
+	while (f && !found && fgets(buf, size, f))
+		found = !strncmp(buf, key, strlen(key));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Root disarms every kprobe after the hooks attached (issue 35, item 6):
+ * the hooks stop, the free hook too, so kfdsync reads no slot on its own
+ * any more: fdinfo shows none, a registration goes to the relay, STATUS
+ * says the hooks watch nothing. Armed again, all is as before.
+ */
+TEST(kprobes_disarmed_no_slot_read)
+{
+	HsaEvent *ev = registered_event(), *other = new_event();
+	struct kfdsync_status st;
+	char line[256] = "";
+	bool shown, hidden;
+
+	shown = fdinfo_event(kfdsync, ev->EventId, line, sizeof(line)) &&
+		!strstr(line, "slot=-");
+	if (write_text("/sys/kernel/debug/kprobes/enabled", "0")) {
+		tap_skip("no kprobes/enabled in debugfs", "kprobes_disarmed_no_slot_read");
+		raw_unregister(kfdsync, ev->EventId);
+		return;
+	}
+	hidden = fdinfo_event(kfdsync, ev->EventId, line, sizeof(line)) &&
+		 strstr(line, "slot=-");
+	raw_status(kfdsync, &st);
+	tap_ok(shown && hidden && !(st.watch & KFDSYNC_STATUS_WATCH_SLOTS),
+	       "kprobes_disarmed_fdinfo_reads_no_slot (%s)", line);
+	tap_ret(register_source(other->EventId, 0), KFDSYNC_REGISTER_RELAY,
+		"kprobes_disarmed_register_relayed");
+	raw_unregister(kfdsync, other->EventId);
+	write_text("/sys/kernel/debug/kprobes/enabled", "1");
+	tap_ret(register_source(other->EventId, 0), KFDSYNC_REGISTER_HOOKS,
+		"kprobes_armed_again_register_watched");
+	raw_unregister(kfdsync, other->EventId);
+	raw_unregister(kfdsync, ev->EventId);
+	hsaKmtDestroyEvent(other);
+	hsaKmtDestroyEvent(ev);
+}
+
 /* ---- order within a fence context (I4) ---- */
 
 /*

@@ -321,10 +321,15 @@ struct kfdsync_info {
  *   the caller has CAP_IPC_LOCK. See "limits".
  *
  * These hold while the system's kprobes fire. kfdsync attaches no hook when
- * they do not (KFDSYNC_RELAY_KPROBES_OFF), but cannot see root disarming
- * them (debugfs kprobes/enabled) or turning ftrace off later: its hooks then
- * stop silently, the one for amdkfd freeing a process's signal page too.
- * Unload kfdsync (or amdgpu) first.
+ * they do not (KFDSYNC_RELAY_KPROBES_OFF), and where it reads a slot on its
+ * own (registration, fdinfo's slot=, debugfs) it checks first that a probe
+ * of its own fires: while root has disarmed every kprobe (debugfs
+ * kprobes/enabled) or turned ftrace off, registrations go to the relay and
+ * nothing reads a slot. It cannot see the switch thrown between two such
+ * checks: the hooks then stop silently, the one for amdkfd freeing a
+ * process's signal page too, and a GPU signal counted after kprobes are
+ * armed again may read a page amdkfd freed meanwhile. Unload kfdsync (or
+ * amdgpu) first.
  */
 
 /**
