@@ -344,8 +344,13 @@ static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 		else
 			ret = kfdsync_abi_check_field(c,
 						      &c->abi->fields[i - c->abi->nr_fns]);
-		if (ret < 0)
+		if (ret < 0) {
+			/* The parse error is the reason, not an earlier mismatch. */
+			if (c->reason != first)
+				memcpy(first, c->reason, c->len);
+			c->reason = first;
 			return ret;
+		}
 		if (!ret)
 			score++;
 		/* Keep the first difference: later ones go elsewhere. */

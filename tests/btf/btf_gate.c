@@ -389,6 +389,15 @@ static void type_id_out_of_range(struct pair *p, struct view *w)
 	param[0].type = 0x7ffff;
 }
 
+static void mismatch_then_unparsable(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "set_event_from_interrupt") + 1);
+
+	/* A difference first (kfd_set_event is checked earlier), then junk. */
+	return_void(p, w);
+	param[0].type = 0x7ffff;
+}
+
 static void truncated(struct pair *p, struct view *w)
 {
 	(void)w;
@@ -472,6 +481,8 @@ static const struct mutation {
 	  "kfd_set_event: 2 functions of that name in amdgpu's BTF" },
 	{ "type_id_out_of_range", type_id_out_of_range, KFDSYNC_AMDKFD_ABI_NO_BTF,
 	  "amdgpu's BTF does not parse: kfd_lookup_process_by_pasid's prototype" },
+	{ "mismatch_then_unparsable", mismatch_then_unparsable, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: set_event_from_interrupt's prototype" },
 	{ "truncated", truncated, KFDSYNC_AMDKFD_ABI_NO_BTF,
 	  "amdgpu's BTF does not parse: a type runs past the type section" },
 	{ "bad_magic", bad_magic, KFDSYNC_AMDKFD_ABI_NO_BTF,
