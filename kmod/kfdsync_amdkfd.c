@@ -20,10 +20,8 @@
  *   direct call: the CPU hook tells a CPU set by its return address), and
  *   kfd_signal_event_interrupt() calls or jumps to the entry of
  *   set_event_from_interrupt() (how the GPU hook sees an interrupt's
- *   signals). What kfdsync cannot check: that every one of the latter's
- *   three call sites reaches the entry (one inlined copy would let some GPU
- *   signals pass unseen, their fences ending by the watchdog); the guest
- *   suite shows it on the kernels tested;
+ *   signals) at all three places its sources do (one inlined copy would
+ *   let some GPU signals pass unseen);
  * - kprobes work: a probe on a function of kfdsync's own fires (root can
  *   disarm every kprobe through debugfs, or stop ftrace).
  *
@@ -526,16 +524,44 @@ static bool kfdsync_kfd_symbol_ok(struct module *mod,
 	return true;
 }
 
+/* Bytes before each function for call-depth-tracking thunks (x86). */
+#ifdef CONFIG_FUNCTION_PADDING_BYTES
+#define KFDSYNC_FN_PADDING	CONFIG_FUNCTION_PADDING_BYTES
+#else
+#define KFDSYNC_FN_PADDING	0
+#endif
+
+/* What sealing writes over an ENDBR64 (x86's gen_endbr_poison()). */
+#define KFDSYNC_ENDBR_POISON	0xd6401f0fU
+
 /*
- * Whether the code [@start, @end) calls @fn's entry directly, or with
- * @jump also jumps there (a tail call), on x86-64: E8 (or E9) rel32, or an
- * EB rel8 jump to the entry itself. Read bytewise: a false match needs
- * random bytes that happen to encode exactly that target.
+ * Whether a branch to @dest enters @fn: at its entry, past its ENDBR64 (or
+ * what sealing left of it), or in its own padding, where a call-depth-
+ * tracking thunk falls through into it. Nothing else: not a neighbour's
+ * code, however close.
  */
-static bool kfdsync_code_calls(unsigned long start, unsigned long end,
-			       unsigned long fn, bool jump)
+static bool kfdsync_code_enters(unsigned long dest, unsigned long fn)
 {
-	unsigned long ip, dest;
+	u32 first = kfdsync_ksym_insn((void *)fn);
+
+	if (dest == fn)
+		return true;
+	if (dest == fn + 4)
+		return first == KFDSYNC_ABI_ENDBR64 || first == KFDSYNC_ENDBR_POISON;
+	return dest < fn && dest + KFDSYNC_FN_PADDING >= fn;
+}
+
+/*
+ * How many times the code [@start, @end) calls @fn (with @jump, also
+ * jumps to it: a tail call), on x86-64: E8 (or E9) rel32, or EB rel8,
+ * aimed at @fn as kfdsync_code_enters() says. Read bytewise: a false match
+ * needs random bytes that happen to encode exactly that target.
+ */
+static unsigned int kfdsync_code_calls(unsigned long start, unsigned long end,
+				       unsigned long fn, bool jump)
+{
+	unsigned int n = 0;
+	unsigned long ip;
 	u8 insn[5];
 	s32 rel;
 
@@ -543,33 +569,28 @@ static bool kfdsync_code_calls(unsigned long start, unsigned long end,
 		if (copy_from_kernel_nofault(insn, (void *)ip, sizeof(insn)))
 			continue;
 		if (jump && insn[0] == 0xeb) {
-			dest = ip + 2 + (s8)insn[1];
-			if (dest == fn || dest == fn + 4)
-				return true;
+			n += kfdsync_code_enters(ip + 2 + (s8)insn[1], fn);
 			continue;
 		}
 		if (insn[0] != 0xe8 && (!jump || insn[0] != 0xe9))
 			continue;
 		memcpy(&rel, insn + 1, sizeof(rel));
-		dest = ip + sizeof(insn) + rel;
-		/*
-		 * A call aims at the entry, at a call-depth-tracking thunk in
-		 * the padding before it, or past its ENDBR (IBT).
-		 */
-		if (dest + 32 >= fn && dest <= fn + 4)
-			return true;
+		n += kfdsync_code_enters(ip + sizeof(insn) + rel, fn);
 	}
-	return false;
+	return n;
 }
 
 /*
  * Whether amdkfd's @caller calls @callee's entry (or, with @jump, may also
- * jump there); the relay reason if not.
+ * jump there) at exactly @sites places, as many as amdkfd's sources have;
+ * the relay reason if not.
  */
 static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
-				bool jump, unsigned long *caller_end)
+				bool jump, unsigned int sites,
+				unsigned long *caller_end)
 {
 	unsigned long start, end, fn;
+	unsigned int n = 0;
 
 	/* Read and probed, never called: found whatever their first insn. */
 	start = (unsigned long)kfdsync_ksym_find(KFDSYNC_AMDGPU, caller, &end);
@@ -579,10 +600,12 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 				  start ? callee : caller);
 		return false;
 	}
-	if (!IS_ENABLED(CONFIG_X86_64) ||
-	    !kfdsync_code_calls(start, end, fn, jump)) {
-		kfdsync_set_relay(KFDSYNC_RELAY_INLINED, "%s does not call %s",
-				  caller, callee);
+	if (IS_ENABLED(CONFIG_X86_64))
+		n = kfdsync_code_calls(start, end, fn, jump);
+	if (n != sites) {
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
+				  "%s calls %s %u times, not %u", caller, callee,
+				  n, sites);
 		return false;
 	}
 	if (caller_end)
@@ -608,13 +631,17 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 			return false;
 	/*
 	 * The CPU hook tells a CPU set by its return address inside
-	 * kfd_set_event(): a call, not a tail jump. The GPU hook only needs
-	 * its entry reached.
+	 * kfd_set_event(): a call, not a tail jump, the one of the sources
+	 * (kfd_events.c: 6.1 line 686, 6.12 693, 7.3 624). The GPU hook needs
+	 * set_event_from_interrupt()'s entry reached from each of the three
+	 * places kfd_signal_event_interrupt() calls it (6.1 lines 765, 788,
+	 * 798; 6.12 772, 795, 805; 7.3 704, 727, 737): one copy inlined would
+	 * let its signals pass unseen.
 	 */
-	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false,
+	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false, 1,
 				 &set_event_end) ||
 	    !kfdsync_kfd_reaches("kfd_signal_event_interrupt",
-				 "set_event_from_interrupt", true, NULL))
+				 "set_event_from_interrupt", true, 3, NULL))
 		return false;
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];

@@ -11,6 +11,8 @@
  *		Debian 12's 6.1 kernel)
  *   inlined	abi61, but kfd_set_event() does not call set_event()
  *   clone	abi61, plus a set_event.part.0 clone
+ *   sites	abi61, but kfd_signal_event_interrupt() calls
+ *		set_event_from_interrupt() at two places, not amdkfd's three
  *   nobtf	abi61, and the build removes its BTF
  *
  * Nothing here does anything: the functions exist to be judged, probed and
@@ -173,8 +175,19 @@ static noinline void set_event_from_interrupt(struct kfd_process *p,
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits);
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits)
 {
-	if (partial_id == fake_event.event_id)
+	/* amdkfd's three call sites: the exact id, then its two scans. */
+	if (partial_id == fake_event.event_id) {
 		set_event_from_interrupt(NULL, &fake_event);
+		return;
+	}
+	barrier();
+	if (valid_id_bits >= 12)
+		set_event_from_interrupt(&fake_process, &fake_event);
+	barrier();
+#ifndef FAKE_SHAPE_sites
+	if (valid_id_bits == 1)
+		set_event_from_interrupt(NULL, NULL);
+#endif
 }
 
 void kfd_signal_hw_exception_event(u32 pasid);
