@@ -603,9 +603,10 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 	if (IS_ENABLED(CONFIG_X86_64))
 		n = kfdsync_code_calls(start, end, fn, jump);
 	if (n != sites) {
+		/* The callee first: STATUS's detail keeps 63 characters. */
 		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
-				  "%s calls %s %u times, not %u", caller, callee,
-				  n, sites);
+				  "%s called %u times, not %u, by %s", callee, n,
+				  sites, caller);
 		return false;
 	}
 	if (caller_end)

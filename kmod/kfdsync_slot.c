@@ -62,18 +62,20 @@
  * Walks. Ending many slots at once (a GPU reset, amdkfd freeing a process,
  * amdgpu going away) takes a process's lock for KFDSYNC_SLOT_BATCH slots at
  * a time, by id, and never holds kfdsync_procs_lock longer than it takes to
- * pick the processes: any GPU user can hang a queue and force a reset, and
- * the hooks run with preemption off. A reset only picks the processes
- * (walking the list under RCU) and leaves the ending to a worker, in
- * process context; amdgpu going away ends them in its notifier, preemptibly;
- * amdkfd freeing one process ends its slots in the hook, as it must, since
- * the page goes next. The worker ends fences, so its workqueue has a rescuer
- * (WQ_MEM_RECLAIM).
+ * pick the processes: any GPU user can hang a queue and force a reset, or
+ * raise VM faults at will, and the hooks run with preemption off. The
+ * hooks only pick the processes (a reset walks the list under RCU) and
+ * leave the ending to a worker, in process context: a reset, an exception,
+ * and amdkfd freeing a process, whose hook first makes the process
+ * unreachable (dead, out of the tables: nothing can read its page after
+ * the hook returns) in constant time. amdgpu going away ends them in its
+ * notifier, preemptibly. The worker ends fences, so its workqueue has a
+ * rescuer (WQ_MEM_RECLAIM).
  *
  * Locking: kfdsync_slot_mutex serialises creation and the end of all slots
  * (process context); kfdsync_procs_lock protects the hash tables and the
- * list of processes (RCU readers); kfdsync_end_lock the processes a reset
- * left to the worker; &kfdsync_proc.lock a process's table and state;
+ * list of processes (RCU readers); kfdsync_end_lock the processes the
+ * hooks left to the worker; &kfdsync_proc.lock a process's table and state;
  * &kfdsync_slot.lock a slot's subscribers and state, and nests inside
  * &kfdsync_proc.lock; the subscribers' own locks nest inside it. Readers of
  * the tables use RCU; processes and slots are freed after a grace period.
@@ -121,8 +123,13 @@ struct kfdsync_slot_chunk {
  * @by_kp:	Entry in kfdsync_procs_by_kp while published.
  * @by_mm:	Entry in kfdsync_procs_by_mm while published.
  * @node:	Entry in kfdsync_procs (RCU) while published.
- * @end_node:	Entry in kfdsync_end_list while a reset's end is pending
- *		(kfdsync_end_lock); the list holds a reference.
+ * @end_node:	Entry in kfdsync_end_list while an end of its slots is
+ *		pending (kfdsync_end_lock); the list holds a reference.
+ * @end_error:	The -errno that end gives its slots (kfdsync_end_lock):
+ *		the first one queued.
+ * @end_cause:	Why, a KFDSYNC_END_* for the trace (kfdsync_end_lock).
+ * @end_kill:	That end is for good: amdkfd freed the process
+ *		(kfdsync_end_lock).
  * @gone_node:	Entry in kfdsync_slot_all_end()'s list (kfdsync_slot_mutex).
  * @kp:		amdkfd's struct kfd_process, an identity only (no
  *		reference); valid while published.
@@ -143,6 +150,9 @@ struct kfdsync_proc {
 	struct hlist_node by_mm;
 	struct list_head node;
 	struct list_head end_node;
+	int end_error;
+	u32 end_cause;
+	bool end_kill;
 	struct list_head gone_node;
 	const void *kp;
 	struct mm_struct *mm;
@@ -520,30 +530,99 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool kill,
 	} while (more);
 }
 
+/* End the slots of the processes the hooks left, in process context. */
+static void kfdsync_end_work_fn(struct work_struct *work)
+{
+	struct kfdsync_proc *proc;
+	u32 cause;
+	bool kill;
+	int error;
+
+	for (;;) {
+		spin_lock(&kfdsync_end_lock);
+		proc = list_first_entry_or_null(&kfdsync_end_list,
+						struct kfdsync_proc, end_node);
+		if (proc) {
+			list_del_init(&proc->end_node);
+			error = proc->end_error;
+			cause = proc->end_cause;
+			kill = proc->end_kill;
+		}
+		spin_unlock(&kfdsync_end_lock);
+		if (!proc)
+			return;
+		trace_kfdsync_end(cause, error, 0, 0);
+		kfdsync_proc_end(proc, error, kill, true);
+		kfdsync_proc_put(proc);	/* the list's */
+	}
+}
+
+/*
+ * Leave the end of @proc's slots with @error (with @kill, for good) for
+ * @cause (KFDSYNC_END_*) to the worker; an end already pending keeps its
+ * error and gains @kill. Return: whether @proc had slots left to end.
+ */
+static bool kfdsync_proc_queue_end(struct kfdsync_proc *proc, u32 cause,
+				   int error, bool kill)
+{
+	bool queued = false;
+
+	/* Its last slot is going: nothing left to end. */
+	if (!kref_get_unless_zero(&proc->ref))
+		return false;
+	spin_lock(&kfdsync_end_lock);
+	if (list_empty(&proc->end_node)) {
+		list_add_tail(&proc->end_node, &kfdsync_end_list);
+		proc->end_error = error;
+		proc->end_cause = cause;
+		proc->end_kill = kill;
+		queued = true;
+	} else {
+		proc->end_kill |= kill;
+	}
+	spin_unlock(&kfdsync_end_lock);
+	if (queued)
+		queue_work(kfdsync_slot_wq, &kfdsync_end_work);
+	else
+		kfdsync_proc_put(proc);
+	return true;
+}
+
 /**
  * kfdsync_slot_process_free() - hook: amdkfd frees a process's events
  * @kp: amdkfd's process
  *
- * Its signal page goes next: every slot ends (-EIO) before this returns.
+ * Its signal page goes next. Nothing can read it from now on: the process
+ * takes no new slot and leaves the tables, so no hook, registration or
+ * peek finds it (and every reader holds a reference on amdkfd's process,
+ * which this call comes after the last of). Its slots end (-EIO) shortly
+ * after, from a worker: constant time here, whatever the number of slots.
  */
 void kfdsync_slot_process_free(const void *kp)
 {
 	u64 entry = ktime_get_ns(), since;
 	struct kfdsync_proc *proc;
+	bool queued = false;
 
-	trace_kfdsync_end(KFDSYNC_END_FREE, -EIO, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc) {
-		/* Dead first: no slot is added behind the walk. */
-		kfdsync_proc_end(proc, -EIO, true, false);
+		/* Dead first: no slot is added behind the worker. */
+		spin_lock(&proc->lock);
+		proc->dead = true;
+		spin_unlock(&proc->lock);
 		spin_lock(&kfdsync_procs_lock);
 		since = ktime_get_ns();
 		kfdsync_proc_unhash_locked(proc);
 		kfdsync_held(&kfdsync_held_table, since);
 		spin_unlock(&kfdsync_procs_lock);
+		queued = kfdsync_proc_queue_end(proc, KFDSYNC_END_FREE, -EIO,
+						true);
 	}
 	rcu_read_unlock();
+	/* The worker says it for what it ends. */
+	if (!queued)
+		trace_kfdsync_end(KFDSYNC_END_FREE, -EIO, 0, 0);
 	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
@@ -551,59 +630,21 @@ void kfdsync_slot_process_free(const void *kp)
  * kfdsync_slot_process_error() - hook: an exception hit a process
  * @kp: amdkfd's process (referenced by the caller)
  * @error: -EIO or -EFAULT
+ *
+ * Its slots end with @error shortly after, from a worker: any GPU user can
+ * raise faults at will, so the hook only picks the process.
  */
 void kfdsync_slot_process_error(const void *kp, int error)
 {
 	u64 entry = ktime_get_ns();
 	struct kfdsync_proc *proc;
 
-	trace_kfdsync_end(KFDSYNC_END_EXCEPTION, error, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
-		kfdsync_proc_end(proc, error, false, false);
+		kfdsync_proc_queue_end(proc, KFDSYNC_END_EXCEPTION, error, false);
 	rcu_read_unlock();
 	kfdsync_held(&kfdsync_held_hook, entry);
-}
-
-/* End the slots of the processes a reset left, in process context. */
-static void kfdsync_end_work_fn(struct work_struct *work)
-{
-	struct kfdsync_proc *proc;
-
-	for (;;) {
-		spin_lock(&kfdsync_end_lock);
-		proc = list_first_entry_or_null(&kfdsync_end_list,
-						struct kfdsync_proc, end_node);
-		if (proc)
-			list_del_init(&proc->end_node);
-		spin_unlock(&kfdsync_end_lock);
-		if (!proc)
-			return;
-		trace_kfdsync_end(KFDSYNC_END_RESET, -EIO, 0, 0);
-		kfdsync_proc_end(proc, -EIO, false, true);
-		kfdsync_proc_put(proc);	/* the list's */
-	}
-}
-
-/* Leave the end of @proc's slots (-EIO) to the worker. */
-static void kfdsync_proc_queue_end(struct kfdsync_proc *proc)
-{
-	bool queued = false;
-
-	/* Its last slot is going: nothing left to end. */
-	if (!kref_get_unless_zero(&proc->ref))
-		return;
-	spin_lock(&kfdsync_end_lock);
-	if (list_empty(&proc->end_node)) {
-		list_add_tail(&proc->end_node, &kfdsync_end_list);
-		queued = true;
-	}
-	spin_unlock(&kfdsync_end_lock);
-	if (queued)
-		queue_work(kfdsync_slot_wq, &kfdsync_end_work);
-	else
-		kfdsync_proc_put(proc);
 }
 
 /*
@@ -618,7 +659,7 @@ static void kfdsync_slot_reset(const void *kdev)
 	rcu_read_lock();
 	list_for_each_entry_rcu(proc, &kfdsync_procs, node) {
 		if (!kdev || kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
-			kfdsync_proc_queue_end(proc);
+			kfdsync_proc_queue_end(proc, KFDSYNC_END_RESET, -EIO, false);
 	}
 	rcu_read_unlock();
 }
