@@ -346,6 +346,39 @@ static void slot_type_u32(struct pair *p, struct view *w)
 	ptr->type = u32_id;
 }
 
+/* The slot's integer named as the other 64-bit one: long vs long long. */
+static void slot_type_long(struct pair *p, struct view *w)
+{
+	struct btf_member *ka = member(w, "kfd_signal_page", "kernel_address");
+	struct btf_type *ptr = type_of(w, ka->type);
+	struct btf_type *u64 = ptr ? (struct btf_type *)kfdsync_btf_type(&w->split, ptr->type)
+				   : NULL;
+	char *name;
+
+	(void)p;
+	while (u64 && BTF_INFO_KIND(u64->info) == BTF_KIND_TYPEDEF)	/* uint64_t, __u64 */
+		u64 = (struct btf_type *)kfdsync_btf_type(&w->split, u64->type);
+	name = u64 ? (char *)kfdsync_btf_name(&w->split, u64->name_off) : NULL;
+	if (!name || strcmp(name, "long long unsigned int"))
+		tap_bail("fixture: kernel_address is not a long long unsigned int *");
+	/* "long long unsigned int" -> "long unsigned int" + padding NULs. */
+	memmove(name + 5, name + 10, strlen(name + 10) + 1);
+}
+
+/* const under a pointer turned volatile: another type for a kCFI call. */
+static void const_became_volatile(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "kfd_lookup_process_by_mm") + 1);
+	struct btf_type *ptr = type_of(w, param[0].type);
+	struct btf_type *cnst = ptr ? (struct btf_type *)kfdsync_btf_type(&w->split, ptr->type)
+				    : NULL;
+
+	(void)p;
+	if (!cnst || BTF_INFO_KIND(cnst->info) != BTF_KIND_CONST)
+		tap_bail("fixture: kfd_lookup_process_by_mm's argument is not const");
+	cnst->info = (cnst->info & ~(0x1fU << 24)) | (BTF_KIND_VOLATILE << 24);
+}
+
 static void signal_page_not_a_page(struct pair *p, struct view *w)
 {
 	(void)p;
@@ -459,11 +492,11 @@ static const struct mutation {
 	{ "pointer_to_other_struct", pointer_to_other_struct, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "set_event_from_interrupt argument 2 is struct kfd_process *, ABI 6.12 has struct kfd_event *" },
 	{ "return_type_changed", return_void, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "kfd_set_event returns void, ABI 6.12 has s32" },
+	  "kfd_set_event returns void, ABI 6.12 has int" },
 	{ "argument_signedness_changed", argument_signed, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "kfd_set_event argument 2 is s32, ABI 6.12 has u32" },
+	  "kfd_set_event argument 2 is int, ABI 6.12 has unsigned int" },
 	{ "event_id_moved", event_id_moved, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "struct kfd_event: event_id is u32 at bit 32, ABI 6.12 has u32 at bit 0" },
+	  "struct kfd_event: event_id is unsigned int at bit 32, ABI 6.12 has unsigned int at bit 0" },
 	{ "event_id_gone", event_id_renamed, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "struct kfd_event has no member event_id, ABI 6.12 has" },
 	{ "kernel_address_unaligned", kernel_address_unaligned, KFDSYNC_AMDKFD_ABI_MISMATCH,
@@ -472,7 +505,11 @@ static const struct mutation {
 	  "struct kfd_signal_page: kernel_address at bit 192 is not an aligned member of its 24 bytes" },
 	{ "kernel_address_moved_still_matches", kernel_address_moved, KFDSYNC_AMDKFD_ABI_MATCH, "" },
 	{ "slot_type_changed", slot_type_u32, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "struct kfd_signal_page: kernel_address is u32 *, ABI 6.12 has u64 *" },
+	  "struct kfd_signal_page: kernel_address is unsigned int *, ABI 6.12 has long long unsigned int *" },
+	{ "slot_type_long_not_long_long", slot_type_long, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_signal_page: kernel_address is long unsigned int *, ABI 6.12 has long long unsigned int *" },
+	{ "const_became_volatile", const_became_volatile, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_lookup_process_by_mm argument 1 is volatile struct mm_struct *, ABI 6.12 has const struct mm_struct *" },
 	{ "signal_page_type_changed", signal_page_not_a_page, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "struct kfd_process: signal_page is struct kfd_event *, ABI 6.12 has struct kfd_signal_page *" },
 	{ "probed_function_gone", probed_function_gone, KFDSYNC_AMDKFD_ABI_MISMATCH,
