@@ -96,7 +96,7 @@ KFDSYNC_PROBE_6_12(kfd_signal_poison_consumed_event, void, struct kfd_node *,
 KFDSYNC_FIELD(kfd_event, event_id, unsigned int, 0)
 KFDSYNC_FIELD_READ(kfd_process, signal_page, struct kfd_signal_page *,
 		   SIGNAL_PAGE)
-KFDSYNC_FIELD_READ(kfd_signal_page, kernel_address, long long unsigned int *,
+KFDSYNC_FIELD_READ(kfd_signal_page, kernel_address, unsigned long long *,
 		   KERNEL_ADDRESS)
 
 #undef KFDSYNC_CALL

@@ -536,9 +536,9 @@ static bool kfdsync_kfd_symbol_ok(struct module *mod,
 
 /*
  * Whether a branch to @dest enters @fn: at its entry, past its ENDBR64 (or
- * what sealing left of it), or in its own padding, where a call-depth-
- * tracking thunk falls through into it. Nothing else: not a neighbour's
- * code, however close.
+ * what sealing left of it), or in its own padding, where a thunk of call
+ * depth tracking runs into it. Nothing else: not a neighbour's code,
+ * however close.
  */
 static bool kfdsync_code_enters(unsigned long dest, unsigned long fn)
 {
@@ -696,6 +696,7 @@ NOKPROBE_SYMBOL(kfdsync_canary_pre);
 static struct kprobe kfdsync_canary = {
 	.pre_handler = kfdsync_canary_pre,
 };
+
 static bool kfdsync_canary_attached;
 
 /* Whether the canary's probe fires right now. */

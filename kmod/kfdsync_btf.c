@@ -9,8 +9,8 @@
  *
  * Types are rendered as C text ("struct kfd_process *", "unsigned int",
  * "const struct mm_struct *") exactly as far as a call's type goes, as a
- * kCFI kernel hashes it: integers by their C name ("long int" is not "long
- * long int", "char" is not "signed char"), pointer depth, every qualifier
+ * kCFI kernel hashes it: integers by their C name (a long is not a long
+ * long, a char not a signed char), pointer depth, every qualifier
  * under a pointer (const, volatile, restrict), the names of structures,
  * unions and enums. Typedefs are looked through (u32 and uint32_t are both
  * "unsigned int"), and so are a qualifier of the value itself (a "const
@@ -273,6 +273,29 @@ static void kfdsync_btf_put_num(struct kfdsync_btf_out *out, const char *fmt,
 	kfdsync_btf_put(out, num);
 }
 
+/*
+ * The kernel's spelling of a C integer type GCC's debug info names
+ * otherwise ("long long unsigned int": unsigned long long); others as
+ * they are (int, unsigned int, char, signed char, _Bool).
+ */
+static const char *kfdsync_btf_int_name(const char *name)
+{
+	static const char *const names[][2] = {
+		{ "long long unsigned int", "unsigned long long" },
+		{ "long long int", "long long" },
+		{ "long unsigned int", "unsigned long" },
+		{ "long int", "long" },
+		{ "short unsigned int", "unsigned short" },
+		{ "short int", "short" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(name, names[i][0]))
+			return names[i][1];
+	return name;
+}
+
 static int kfdsync_btf_put_type(struct kfdsync_btf_out *out,
 				const struct kfdsync_btf *btf, u32 id,
 				bool top, unsigned int depth)
@@ -311,7 +334,7 @@ static int kfdsync_btf_put_type(struct kfdsync_btf_out *out,
 		/* Its C name; one the compiler gave no name gets its shape. */
 		enc = *(const u32 *)(t + 1);
 		if (*name)
-			kfdsync_btf_put(out, name);
+			kfdsync_btf_put(out, kfdsync_btf_int_name(name));
 		else
 			kfdsync_btf_put_num(out,
 					    BTF_INT_ENCODING(enc) & BTF_INT_SIGNED ?
