@@ -259,7 +259,9 @@ static void kfdsync_import_work(struct work_struct *work)
  */
 static void kfdsync_import_unpin_work(struct work_struct *work)
 {
-	struct llist_node *list = llist_del_all(&kfdsync_import_unpins);
+	/* Oldest first: a closing context waits for its own. */
+	struct llist_node *list =
+		llist_reverse_order(llist_del_all(&kfdsync_import_unpins));
 	struct kfdsync_import_op *op, *next;
 	struct kfdsync_imports *imp;
 
