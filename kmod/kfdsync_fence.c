@@ -137,7 +137,8 @@ static const struct dma_fence_ops kfdsync_fence_ops = {
 /*
  * End a pending fence with @error (0: signal). It joins @done with a new
  * reference, unless its last reference is already going (then it is only
- * unlinked: nobody can see it signal).
+ * unlinked: nobody can see it signal, and the trace says it was dropped;
+ * last_status stays what the last fence anyone could see ended with).
  */
 static void kfdsync_fence_end_locked(struct kfdsync_fence *f, int error,
 				     struct list_head *done)
@@ -147,10 +148,12 @@ static void kfdsync_fence_end_locked(struct kfdsync_fence *f, int error,
 	lockdep_assert_held(&fs->lock);
 
 	kfdsync_fence_unlink_locked(f);
-	trace_kfdsync_fence_end(&f->base, error);
-	fs->last_status = error ? error : 1;
-	if (!kref_get_unless_zero(&f->base.refcount))
+	if (!kref_get_unless_zero(&f->base.refcount)) {
+		trace_kfdsync_fence_end(&f->base, error, true);
 		return;
+	}
+	trace_kfdsync_fence_end(&f->base, error, false);
+	fs->last_status = error ? error : 1;
 	if (error)
 		dma_fence_set_error(&f->base, error);
 	dma_fence_signal_locked(&f->base);

@@ -35,7 +35,13 @@
  * waits for, so it must not wait for memory: its workqueue has a rescuer
  * (WQ_MEM_RECLAIM), and the part that signals is annotated as such
  * (dma_fence_begin_signalling()). Setting an amdkfd event is not: amdkfd
- * takes its own locks there, and a CPU waiter is no fence.
+ * takes its own locks there, and a CPU waiter is no fence. Nor does the
+ * worker unpin a page it wrote: marking it dirty takes the folio's lock,
+ * which reclaim or I/O may hold for long, and every later import would
+ * queue behind it on the rescuer. Those pins go to a list that an ordinary
+ * worker (system_unbound_wq) releases; until then the import counts as
+ * running, so closing its context still waits for it (and only for its
+ * own).
  *
  * Locking: &kfdsync_imports.lock protects the list and the counts (process
  * context only).
@@ -51,6 +57,7 @@
 #include <linux/eventfd.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
+#include <linux/llist.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sync_file.h>
@@ -84,6 +91,7 @@
  * @cb:		Callback on @fence; queues @work.
  * @work:	Does the import, then frees it.
  * @node:	Entry in &kfdsync_imports.list, under its lock.
+ * @unpin_node:	Entry in kfdsync_import_unpins once done, if @pinned.
  * @imp:	The importing context's imports.
  * @fence:	The imported fence (reference held).
  * @pin:	MEMORY: the pinned target.
@@ -100,6 +108,7 @@ struct kfdsync_import_op {
 	struct dma_fence_cb cb;
 	struct work_struct work;
 	struct list_head node;
+	struct llist_node unpin_node;
 	struct kfdsync_imports *imp;
 	struct dma_fence *fence;
 	struct kfdsync_pin pin;
@@ -114,6 +123,12 @@ struct kfdsync_import_op {
 };
 
 static struct workqueue_struct *kfdsync_import_wq;
+
+static void kfdsync_import_unpin_work(struct work_struct *work);
+
+/* Done imports whose written page is still pinned. */
+static LLIST_HEAD(kfdsync_import_unpins);
+static DECLARE_WORK(kfdsync_import_unpin, kfdsync_import_unpin_work);
 
 /**
  * kfdsync_import_check() - check an import's argument alone
@@ -181,6 +196,16 @@ static void kfdsync_import_free(struct kfdsync_import_op *op, bool written)
 	kfree(op);
 }
 
+/* An import of @imp is no longer running. */
+static void kfdsync_import_done(struct kfdsync_imports *imp)
+{
+	/* Last: a closing context may be gone once this is unlocked. */
+	spin_lock(&imp->lock);
+	if (!--imp->running)
+		wake_up(&imp->idle);
+	spin_unlock(&imp->lock);
+}
+
 /* Store or subtract @value at the target: one aligned access. */
 static void kfdsync_import_write(struct kfdsync_import_op *op, u64 value)
 {
@@ -218,13 +243,33 @@ static void kfdsync_import_work(struct work_struct *work)
 	if (op->eventfd)
 		kfdsync_eventfd_signal(op->eventfd);
 	trace_kfdsync_import_done(op->fence, error, op->flags);
-	kfdsync_import_free(op, true);
+	if (op->pinned) {
+		/* Still running until unpinned, where it may sleep. */
+		if (llist_add(&op->unpin_node, &kfdsync_import_unpins))
+			queue_work(system_unbound_wq, &kfdsync_import_unpin);
+		return;
+	}
+	kfdsync_import_free(op, false);
+	kfdsync_import_done(imp);
+}
 
-	/* Last: a closing context may be gone once this is unlocked. */
-	spin_lock(&imp->lock);
-	if (!--imp->running)
-		wake_up(&imp->idle);
-	spin_unlock(&imp->lock);
+/*
+ * Release the pins of done imports, marking their pages dirty (this may
+ * wait for a folio's lock), and end them.
+ */
+static void kfdsync_import_unpin_work(struct work_struct *work)
+{
+	/* Oldest first: a closing context waits for its own. */
+	struct llist_node *list =
+		llist_reverse_order(llist_del_all(&kfdsync_import_unpins));
+	struct kfdsync_import_op *op, *next;
+	struct kfdsync_imports *imp;
+
+	llist_for_each_entry_safe(op, next, list, unpin_node) {
+		imp = op->imp;
+		kfdsync_import_free(op, true);
+		kfdsync_import_done(imp);
+	}
 }
 
 static void kfdsync_import_fence_cb(struct dma_fence *fence,
@@ -423,4 +468,5 @@ int kfdsync_import_init(void)
 void kfdsync_import_exit(void)
 {
 	destroy_workqueue(kfdsync_import_wq);
+	flush_work(&kfdsync_import_unpin);
 }

@@ -19,7 +19,13 @@
  *   io_uring charges its buffers: the user's locked_vm, which also
  *   mlock-free pins of perf and BPF count), unless the pinner has
  *   CAP_IPC_LOCK (checked without an audit record: it is asked at every
- *   pin).
+ *   pin);
+ * - and charged a second time, within the same RLIMIT_MEMLOCK, to the
+ *   pinner's kfdsync user (kfdsync_user.c, KFDSYNC_USER_PINNED), which is
+ *   charged along with its namespace's owner: the subordinate uids of a
+ *   container each have a locked_vm of their own, but all of them together
+ *   pin no more through kfdsync than one RLIMIT_MEMLOCK (the largest any
+ *   of them has; a container's processes cannot raise their hard limit).
  *
  * A pin holds the whole folio of its page in memory: a word of a
  * transparent huge page or of a hugetlb page pins 2 MiB (or more), not
@@ -45,13 +51,16 @@
 #include <linux/user_namespace.h>
 
 #include "kfdsync_pin.h"
+#include "kfdsync_user.h"
 
 /**
  * struct kfdsync_pinned - one user's pins of one folio, and their charge
  * @node:	Entry in kfdsync_pinned_table.
  * @folio:	The folio, a key only (the pins keep it).
  * @user:	The user charged (reference held).
- * @pages:	Pages charged to @user's locked_vm: the folio's.
+ * @kuser:	The kfdsync user charged too (reference held).
+ * @pages:	Pages charged to @user's locked_vm and to @kuser's (and its
+ *		owner's) KFDSYNC_USER_PINNED: the folio's.
  * @pins:	The user's pins of the folio.
  *
  * @node and @pins are protected by kfdsync_pinned_lock; the rest is
@@ -61,6 +70,7 @@ struct kfdsync_pinned {
 	struct hlist_node node;
 	const struct folio *folio;
 	struct user_struct *user;
+	struct kfdsync_user *kuser;
 	unsigned long pages;
 	unsigned int pins;
 };
@@ -82,9 +92,10 @@ static int kfdsync_pin_charge(struct user_struct *user, unsigned long pages,
 	return 0;
 }
 
-/* @user's entry for @folio; kfdsync_pinned_lock held. */
-static struct kfdsync_pinned *kfdsync_pinned_find(const struct folio *folio,
-						  const struct user_struct *user)
+/* The users' entry for @folio; kfdsync_pinned_lock held. */
+static struct kfdsync_pinned *
+kfdsync_pinned_find(const struct folio *folio, const struct user_struct *user,
+		    const struct kfdsync_user *kuser)
 {
 	struct kfdsync_pinned *p;
 
@@ -92,9 +103,30 @@ static struct kfdsync_pinned *kfdsync_pinned_find(const struct folio *folio,
 
 	hash_for_each_possible(kfdsync_pinned_table, p, node,
 			       (unsigned long)folio)
-		if (p->folio == folio && p->user == user)
+		if (p->folio == folio && p->user == user && p->kuser == kuser)
 			return p;
 	return NULL;
+}
+
+/*
+ * Charge @pages to @user's locked_vm and to @kuser's (and its owner's)
+ * pinned pages, each within @limit; -ENOMEM beyond it.
+ */
+static int kfdsync_pin_charge_both(struct user_struct *user,
+				   struct kfdsync_user *kuser,
+				   unsigned long pages, unsigned long limit)
+{
+	int ret = kfdsync_pin_charge(user, pages, limit);
+
+	if (ret)
+		return ret;
+	if (pages > INT_MAX ||
+	    !kfdsync_user_charge_many(kuser, KFDSYNC_USER_PINNED, pages,
+				      min_t(unsigned long, limit, INT_MAX))) {
+		atomic_long_sub(pages, &user->locked_vm);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -106,6 +138,7 @@ static int kfdsync_pin_account(struct kfdsync_pin *pin, struct page *page)
 	struct folio *folio = page_folio(page);
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	struct kfdsync_pinned *p, *fresh;
+	struct kfdsync_user *kuser;
 	struct user_struct *user;
 	unsigned long flags;
 	int ret = 0;
@@ -113,30 +146,40 @@ static int kfdsync_pin_account(struct kfdsync_pin *pin, struct page *page)
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
 	if (!fresh)
 		return -ENOMEM;
+	kuser = kfdsync_user_get();
+	if (!kuser) {
+		kfree(fresh);
+		return -ENOMEM;
+	}
 	user = get_current_user();
 
 	spin_lock_irqsave(&kfdsync_pinned_lock, flags);
-	p = kfdsync_pinned_find(folio, user);
+	p = kfdsync_pinned_find(folio, user, kuser);
 	if (p) {
 		p->pins++;
 	} else {
 		fresh->pages = folio_nr_pages(folio);
-		ret = kfdsync_pin_charge(user, fresh->pages, limit);
+		ret = kfdsync_pin_charge_both(user, kuser, fresh->pages, limit);
 		if (!ret) {
 			fresh->folio = folio;
 			fresh->user = user;
+			fresh->kuser = kuser;
 			fresh->pins = 1;
 			hash_add(kfdsync_pinned_table, &fresh->node,
 				 (unsigned long)folio);
 			p = fresh;
 			fresh = NULL;
-			user = NULL;	/* the entry's now */
+			/* the entry's now */
+			user = NULL;
+			kuser = NULL;
 		}
 	}
 	spin_unlock_irqrestore(&kfdsync_pinned_lock, flags);
 	kfree(fresh);
 	if (user)
 		free_uid(user);
+	if (kuser)
+		kfdsync_user_put(kuser);
 	pin->charge = p;
 	return ret;
 }
@@ -155,6 +198,8 @@ static void kfdsync_pin_unaccount(struct kfdsync_pinned *p)
 	if (!last)
 		return;
 	atomic_long_sub(p->pages, &p->user->locked_vm);
+	kfdsync_user_uncharge_many(p->kuser, KFDSYNC_USER_PINNED, p->pages);
+	kfdsync_user_put(p->kuser);
 	free_uid(p->user);
 	kfree(p);
 }
@@ -185,8 +230,9 @@ static int kfdsync_pin_check_vma(unsigned long addr)
  * @size: 4 or 8
  *
  * Return: 0; -EFAULT if @addr is not mapped writable anonymous or shmem
- * memory; -ENOMEM if the folio would exceed the user's RLIMIT_MEMLOCK (or
- * out of memory); -EINTR.
+ * memory; -ENOMEM if the folio would exceed the user's RLIMIT_MEMLOCK, or
+ * what its kfdsync user or that user's owner has pinned would (or out of
+ * memory); -EINTR.
  */
 int kfdsync_pin_user(struct kfdsync_pin *pin, u64 addr, size_t size)
 {
@@ -227,7 +273,8 @@ int kfdsync_pin_user(struct kfdsync_pin *pin, u64 addr, size_t size)
  * @pin: the pin
  * @dirty: the page was written
  *
- * Callable from any context but hard interrupts.
+ * Callable from any context but hard interrupts; with @dirty, process
+ * context only: it may sleep on the folio's lock.
  */
 void kfdsync_pin_release(struct kfdsync_pin *pin, bool dirty)
 {

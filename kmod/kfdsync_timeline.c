@@ -311,9 +311,11 @@ static void kfdsync_tl_signal_locked(struct kfdsync_tl *tl,
 	lockdep_assert_held(&tl->lock);
 
 	kfdsync_tl_unlink_locked(tl, f);
-	trace_kfdsync_fence_end(&f->base, error);
-	if (!kref_get_unless_zero(&f->base.refcount))
+	if (!kref_get_unless_zero(&f->base.refcount)) {
+		trace_kfdsync_fence_end(&f->base, error, true);
 		return;
+	}
+	trace_kfdsync_fence_end(&f->base, error, false);
 	if (error)
 		dma_fence_set_error(&f->base, error);
 	dma_fence_signal_locked(&f->base);

@@ -10,7 +10,9 @@
  * fence has a context of its own and seqno 1; a CPU timeline's fences are
  * its value.
  *
- * How a fence ends (kfdsync_fence_end): its status, 1 signalled or -errno.
+ * How a fence ends (kfdsync_fence_end): its status, 1 signalled or -errno,
+ * and dropped=1 if it never signalled because its last reference was
+ * already going (nobody held it).
  * Why it ended with an error is told first, in the same task, by the step
  * that ends it: kfdsync_watchdog for the watchdog, kfdsync_end (with its
  * cause) for everything else; each such step ends its fences synchronously,
@@ -207,18 +209,26 @@ TRACE_EVENT(kfdsync_signal,
 		      __entry->age)
 );
 
-/* A pending fence ends: @status 1 signalled, or -errno. */
+/*
+ * A pending fence ends: @status 1 signalled, or -errno; or, @dropped, its
+ * last reference was already going when it was to end with @status: it is
+ * only taken off its queue, never signalled, and nobody can see it (nor
+ * does the event's last_status change).
+ */
 TRACE_EVENT(kfdsync_fence_end,
-	    TP_PROTO(struct dma_fence *fence, int error),
-	    TP_ARGS(fence, error),
+	    TP_PROTO(struct dma_fence *fence, int error, bool dropped),
+	    TP_ARGS(fence, error, dropped),
 	    TP_STRUCT__entry(__field(u64, context)
 			     __field(u64, seqno)
-			     __field(int, status)),
+			     __field(int, status)
+			     __field(bool, dropped)),
 	    TP_fast_assign(__entry->context = fence->context;
 			   __entry->seqno = fence->seqno;
-			   __entry->status = error ?: 1;),
-	    TP_printk("context=%llu seqno=%llu status=%d", __entry->context,
-		      __entry->seqno, __entry->status)
+			   __entry->status = error ?: 1;
+			   __entry->dropped = dropped;),
+	    TP_printk("context=%llu seqno=%llu status=%d dropped=%d",
+		      __entry->context, __entry->seqno, __entry->status,
+		      __entry->dropped)
 );
 
 /*

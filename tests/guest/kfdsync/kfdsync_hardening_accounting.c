@@ -22,6 +22,7 @@
 #include "hugepage.h"
 #include "sim_test.h"
 #include "kfdsync_hardening.h"
+#include "kfdsync_kprobe.h"
 
 #define CHILD_SKIP		77
 
@@ -59,29 +60,6 @@ TEST(status_reports_callers_usage)
 }
 
 /* ---- CAP_IPC_LOCK: checked on every pin, never audited ---- */
-
-static const char *tracing_dir(void)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[128];
-	unsigned int i;
-
-	mount("nodev", dirs[0], "tracefs", 0, NULL);
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/kprobe_events", dirs[i]);
-		if (!access(path, W_OK))
-			return dirs[i];
-	}
-	return NULL;
-}
-
-static int trace_write(const char *dir, const char *file, const char *text, int flags)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return write_text_flags(path, text, flags);
-}
 
 /*
  * security_capable(cred, ns, cap, opts) checks of CAP_IPC_LOCK (14) made by

@@ -26,9 +26,12 @@
  *
  * Last, with small limits, user 1000 in a user namespace of its own with
  * 64 subordinate uids (a rootless container) takes every context,
- * timeline and fence it can through all of them, while another user and
- * root open theirs; then four real users fill the system-wide limits,
- * and a fifth is refused but root is not.
+ * timeline and fence it can through all of them, and pins pages through
+ * imports, while another user and root open theirs; then the same from a
+ * user namespace root made (LXD, Docker's userns-remap, systemd-nspawn -U:
+ * its owner is root, whom no limit binds), which must count as one user
+ * too; then four real users fill the system-wide limits, and a fifth is
+ * refused but root is not.
  */
 
 #include <sched.h>
@@ -599,20 +602,26 @@ static void test_thp_pins(void)
 /*
  * A rootless container: user 1000 creates a user namespace, and root maps
  * SUBUIDS of its subordinate uids into it (what newuidmap does). Inside,
- * one process per uid takes every context, timeline and fence it can.
- * (The device nodes are everyone's here, as the render group's members'
- * are: rootless containers keep their supplementary groups.)
+ * one process per uid pins what it can (imports into pages of its own,
+ * RLIMIT_MEMLOCK PIN_PAGES pages each) and takes every context, timeline
+ * and fence it can. (The device nodes are everyone's here, as the render
+ * group's members' are: rootless containers keep their supplementary
+ * groups.) A root-owned container (owner 0, SUBUID_ROOT_BASE) does the
+ * same.
  */
 #define ATTACKER_UID	1000
 #define SUBUID_BASE	200000
+#define SUBUID_ROOT_BASE 300000
 #define SUBUIDS		64
 #define VICTIM_UID	2000
 #define SMALL_USER	8	/* per-user contexts and timelines while it runs */
 #define SMALL_GLOBAL	32	/* system-wide: four users' worth */
 #define SMALL_FENCES	64	/* per-user pending fences */
+#define PIN_PAGES	16	/* RLIMIT_MEMLOCK in the container, in pages */
 
 struct subuid_report {
-	int ctxs, ctx_err, tls, tl_err, fences, fence_err, done, failed;
+	int ctxs, ctx_err, tls, tl_err, fences, fence_err, pins, pin_err, done, failed;
+	int arrived[2];		/* r[0] only: processes at each barrier */
 };
 
 /* Where the container gave up (r[0].failed), and why. */
@@ -640,56 +649,95 @@ static bool leave_chroot(void)
 	return !chroot(".") && !chdir("/");
 }
 
-/* One uid of the range: take everything, report, hold it until @hold closes. */
-static void subuid_main(struct subuid_report *r, uid_t uid, int hold)
+/* Wait until all SUBUIDS processes reached @phase (10 s at most). */
+static void subuid_barrier(struct subuid_report *r, int phase)
 {
-	int fd, tl = -1, i;
+	int64_t end = now_ns() + 10 * S_NS;
+
+	__atomic_add_fetch(&r[0].arrived[phase], 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&r[0].arrived[phase], __ATOMIC_ACQUIRE) < SUBUIDS &&
+	       now_ns() < end)
+		sleep_ns(MS_NS);
+}
+
+/*
+ * One uid of the range (report @r[@i]): a context first, and once every
+ * uid has tried, an import of @fence into each of PIN_PAGES pages of its
+ * own (each pins one); then take everything else; report, hold it until
+ * @hold closes.
+ */
+static void subuid_main(struct subuid_report *r, unsigned int i, int fence, int hold)
+{
+	char *pages = mmap(NULL, PIN_PAGES * 4096UL, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct subuid_report *me = &r[i];
+	int fd, tl, k, ctx, ret;
 	char c;
 
-	if (setresuid(uid, uid, uid)) {
-		r->failed = 1;
+	if (pages == MAP_FAILED || setresuid(i, i, i)) {
+		me->failed = 1;
 		_exit(1);
 	}
-	for (i = 0; i < 4 * SMALL_USER; i++) {
-		fd = raw_open(RAW_KFDSYNC_DEV);
-		if (fd < 0) {
-			r->ctx_err = fd;
+	madvise(pages, PIN_PAGES * 4096UL, MADV_NOHUGEPAGE);
+	ctx = raw_open(RAW_KFDSYNC_DEV);
+	me->ctxs = ctx >= 0;
+	me->ctx_err = ctx < 0 ? ctx : 0;
+	/* Every uid that got a context pins, not only the first one. */
+	subuid_barrier(r, 0);
+	for (k = 0; k < PIN_PAGES && ctx >= 0 && fence >= 0; k++) {
+		ret = raw_import_memory(ctx, fence, pages + k * 4096UL, 1, 2);
+		if (ret) {
+			me->pin_err = ret;
 			break;
 		}
-		r->ctxs++;
+		me->pins++;
 	}
-	for (i = 0; i < 4 * SMALL_USER; i++) {
+	subuid_barrier(r, 1);
+	for (k = 0; ctx >= 0 && k < 4 * SMALL_USER; k++) {
+		fd = raw_open(RAW_KFDSYNC_DEV);
+		if (fd < 0) {
+			me->ctx_err = fd;
+			break;
+		}
+		me->ctxs++;
+	}
+	tl = -1;
+	for (k = 0; k < 4 * SMALL_USER; k++) {
 		fd = raw_open(KFDSYNC_TL_DEVICE);
 		if (fd < 0) {
-			r->tl_err = fd;
+			me->tl_err = fd;
 			break;
 		}
 		if (tl < 0)
 			tl = fd;
-		r->tls++;
+		me->tls++;
 	}
-	for (i = 1; tl >= 0 && i <= 4 * SMALL_FENCES; i++) {
-		fd = raw_tl_fence(tl, (uint32_t)i);
+	for (k = 1; tl >= 0 && k <= 4 * SMALL_FENCES; k++) {
+		fd = raw_tl_fence(tl, (uint32_t)k);
 		if (fd < 0) {
-			r->fence_err = fd;
+			me->fence_err = fd;
 			break;
 		}
-		r->fences++;
+		me->fences++;
 	}
-	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&me->done, 1, __ATOMIC_RELEASE);
 	while (read(hold, &c, 1) > 0)
 		;
 	_exit(0);
 }
 
 /*
- * User ATTACKER_UID in a user namespace of its own: waits for root to map
- * its range (@mapped), then starts a process per uid.
+ * User @owner (ATTACKER_UID, or root) in a user namespace of its own,
+ * with RLIMIT_MEMLOCK PIN_PAGES pages: waits for root to map its range
+ * (@mapped), then starts a process per uid.
  */
-static void container_main(struct subuid_report *r, int ready, int mapped, int hold)
+static void container_main(struct subuid_report *r, uid_t owner, int ready, int mapped,
+			   int hold)
 {
+	struct rlimit rl = { PIN_PAGES * 4096UL, PIN_PAGES * 4096UL };
 	pid_t pids[SUBUIDS];
 	unsigned int i;
+	int tl, fence;
 	char c;
 
 	if (!leave_chroot()) {
@@ -697,7 +745,7 @@ static void container_main(struct subuid_report *r, int ready, int mapped, int h
 		r[0].ctx_err = -errno;
 		_exit(1);
 	}
-	if (!drop_to(ATTACKER_UID)) {
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || (owner && !drop_to(owner))) {
 		r[0].failed = CONTAINER_DROP;
 		_exit(1);
 	}
@@ -710,10 +758,14 @@ static void container_main(struct subuid_report *r, int ready, int mapped, int h
 		r[0].failed = CONTAINER_MAPPED;
 		_exit(1);
 	}
+	/* The fence every uid imports: one of the owner's pending fences. */
+	tl = raw_open(KFDSYNC_TL_DEVICE);
+	fence = tl >= 0 ? raw_tl_fence(tl, 1) : tl;
+	r[0].fence_err = fence < 0 ? fence : 0;
 	for (i = 0; i < SUBUIDS; i++) {
 		pids[i] = fork();
 		if (!pids[i])
-			subuid_main(&r[i], i, hold);
+			subuid_main(r, i, fence, hold);
 	}
 	close(hold);
 	for (i = 0; i < SUBUIDS; i++)
@@ -738,17 +790,24 @@ static int user_opens(uid_t uid)
 	return -reap(pid);
 }
 
+/*
+ * The watchdog too: the container's imports must stay pending (and pinned)
+ * while it is measured, whatever an earlier program left.
+ */
 static const char *const small_params[][2] = {
 	{ "max_user_contexts", "8" }, { "max_contexts", "32" },
 	{ "max_user_timelines", "8" }, { "max_timelines", "32" },
-	{ "max_user_fences", "64" },
+	{ "max_user_fences", "64" }, { "watchdog_max_ms", "600000" },
+	{ "watchdog_ms", "600000" },
 };
+
+#define N_SMALL (sizeof(small_params) / sizeof(small_params[0]))
 
 static void params_small(char saved[][32], bool set)
 {
 	unsigned int i;
 
-	for (i = 0; i < sizeof(small_params) / sizeof(small_params[0]); i++) {
+	for (i = 0; i < N_SMALL; i++) {
 		if (set) {
 			kfdsync_param_read(small_params[i][0], saved[i], 32);
 			kfdsync_param_write(small_params[i][0], small_params[i][1]);
@@ -764,6 +823,7 @@ static void params_small(char saved[][32], bool set)
  */
 static void test_global_limit_spares_root(void)
 {
+	char saved[N_SMALL][32];
 	int hold[2], ready[2], code, root;
 	pid_t pids[SMALL_GLOBAL / SMALL_USER];
 	unsigned int i, n = SMALL_GLOBAL / SMALL_USER;
@@ -771,6 +831,7 @@ static void test_global_limit_spares_root(void)
 
 	if (pipe2(hold, O_CLOEXEC) || pipe2(ready, O_CLOEXEC))
 		tap_bail("pipe: %s", strerror(errno));
+	params_small(saved, true);
 	for (i = 0; i < n; i++) {
 		pids[i] = fork_or_bail();
 		if (!pids[i]) {
@@ -801,16 +862,23 @@ static void test_global_limit_spares_root(void)
 	close(hold[1]);
 	for (i = 0; i < n; i++)
 		reap(pids[i]);
+	params_small(saved, false);
 	close(hold[0]);
 	close(ready[0]);
 }
 
-static void test_subuid_range(void)
+/*
+ * A container of @owner (ATTACKER_UID: rootless; 0: made by root) with
+ * SUBUIDS subordinate uids from @base; test names carry @prefix.
+ */
+static void test_subuid_range(uid_t owner, int base, const char *prefix)
 {
 	struct subuid_report *r = mmap(NULL, sizeof(*r) * SUBUIDS, PROT_READ | PROT_WRITE,
 				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	int ready[2], mapped[2], hold[2], ctxs = 0, tls = 0, fences = 0, victim, root;
-	char saved[5][32], path[64], map[64], c;
+	int ready[2], mapped[2], hold[2], ctxs = 0, tls = 0, fences = 0, pins = 0, victim;
+	int root, pin_err = 0;
+	long pins0, vm_pins;
+	char saved[N_SMALL][32], path[64], map[64], c;
 	unsigned int i, done = 0;
 	int64_t end;
 	pid_t pid;
@@ -820,12 +888,13 @@ static void test_subuid_range(void)
 		static const char *const names[] = {
 			"root_maps_the_subordinate_range", "every_subordinate_uid_ran",
 			"subordinate_uids_charged_to_namespace_owner",
+			"subordinate_uids_pin_one_rlimit_memlock",
 			"another_user_not_denied", "root_not_denied",
 		};
 
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			tap_skip("this kernel has no user namespaces (CONFIG_USER_NS)", "%s",
-				 names[i]);
+			tap_skip("this kernel has no user namespaces (CONFIG_USER_NS)", "%s%s",
+				 prefix, names[i]);
 		if (r != MAP_FAILED)
 			munmap(r, sizeof(*r) * SUBUIDS);
 		return;
@@ -838,20 +907,21 @@ static void test_subuid_range(void)
 	write_text("/proc/sys/kernel/unprivileged_userns_clone", "1");
 	params_small(saved, true);
 
+	pins0 = pins_now();
 	pid = fork_or_bail();
 	if (!pid) {
 		close(hold[1]);
 		close(ready[0]);
 		close(mapped[1]);
-		container_main(r, ready[1], mapped[0], hold[0]);
+		container_main(r, owner, ready[1], mapped[0], hold[0]);
 	}
 	close(hold[0]);
 	close(ready[1]);
 	close(mapped[0]);
 	if (read(ready[0], &c, 1) != 1) {
 		i = (unsigned int)reap(pid);
-		tap_ok(false, "container_starts (status %u, step %d, %s)", i, r[0].failed,
-		       strerror(-r[0].ctx_err));
+		tap_ok(false, "%scontainer_starts (status %u, step %d, %s)", prefix, i,
+		       r[0].failed, strerror(-r[0].ctx_err));
 		params_small(saved, false);
 		close(hold[1]);
 		close(ready[0]);
@@ -859,8 +929,8 @@ static void test_subuid_range(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
-	snprintf(map, sizeof(map), "0 %d %d\n", SUBUID_BASE, SUBUIDS);
-	tap_ret(write_text(path, map), 0, "root_maps_the_subordinate_range");
+	snprintf(map, sizeof(map), "0 %d %d\n", base, SUBUIDS);
+	tap_ret(write_text(path, map), 0, "%sroot_maps_the_subordinate_range", prefix);
 	if (write(mapped[1], "m", 1) != 1)
 		tap_bail("mapped: %s", strerror(errno));
 	end = now_ns() + 60 * S_NS;
@@ -873,24 +943,36 @@ static void test_subuid_range(void)
 		ctxs += r[i].ctxs;
 		tls += r[i].tls;
 		fences += r[i].fences;
+		pins += r[i].pins;
+		pin_err = pin_err ?: r[i].pin_err;
 	}
+	/* Pins really held now (the imports' fence is pending). */
+	vm_pins = pins_now() - pins0;
 	tap_diag("user %d through %d subordinate uids holds %d contexts, %d timelines, %d "
-		 "pending fences (per-user limits %d, %d, %d; system-wide %d, %d)", ATTACKER_UID,
+		 "pending fences (per-user limits %d, %d, %d; system-wide %d, %d), %d pinned "
+		 "pages (then %s; %ld held in /proc/vmstat; RLIMIT_MEMLOCK %d pages)", owner,
 		 SUBUIDS, ctxs, tls, fences, SMALL_USER, SMALL_USER, SMALL_FENCES, SMALL_GLOBAL,
-		 SMALL_GLOBAL);
+		 SMALL_GLOBAL, pins, strerror(-pin_err), vm_pins, PIN_PAGES);
 
 	/* Another user and root, while the container holds all it could take. */
 	victim = user_opens(VICTIM_UID);
 	root = user_opens(0);
-	tap_ok(done == SUBUIDS, "every_subordinate_uid_ran (%u of %d)", done, SUBUIDS);
+	tap_ok(done == SUBUIDS, "%severy_subordinate_uid_ran (%u of %d)", prefix, done, SUBUIDS);
 	tap_ok(ctxs <= SMALL_USER && tls <= SMALL_USER && fences <= SMALL_FENCES,
-	       "subordinate_uids_charged_to_namespace_owner (%d, %d, %d)", ctxs, tls, fences);
-	tap_ok(victim == 0, "another_user_not_denied (%s)", strerror(-victim));
-	tap_ok(root == 0, "root_not_denied (%s)", strerror(-root));
+	       "%ssubordinate_uids_charged_to_namespace_owner (%d, %d, %d)", prefix, ctxs, tls,
+	       fences);
+	/*
+	 * Distinct small pages, each uid with a context importing PIN_PAGES:
+	 * one RLIMIT_MEMLOCK's worth in all, and the others refused.
+	 */
+	tap_ok(pins == PIN_PAGES && vm_pins <= PIN_PAGES && pin_err == -ENOMEM,
+	       "%ssubordinate_uids_pin_one_rlimit_memlock (%d pages of %d, %ld held, then %s)",
+	       prefix, pins, PIN_PAGES, vm_pins, strerror(-pin_err));
+	tap_ok(victim == 0, "%sanother_user_not_denied (%s)", prefix, strerror(-victim));
+	tap_ok(root == 0, "%sroot_not_denied (%s)", prefix, strerror(-root));
 
 	close(hold[1]);
 	reap(pid);
-	test_global_limit_spares_root();
 	params_small(saved, false);
 	close(ready[0]);
 	close(mapped[1]);
@@ -909,7 +991,9 @@ int main(int argc, char **argv)
 	test_foreign();
 	test_limits();
 	test_thp_pins();
-	test_subuid_range();
+	test_subuid_range(ATTACKER_UID, SUBUID_BASE, "");
+	test_subuid_range(0, SUBUID_ROOT_BASE, "root_container_");
+	test_global_limit_spares_root();
 	stress_check_zero("counters_zero_after", 0, 0, 15000);
 	printf("1..%u\n", tap_count);
 	return tap_exit();

@@ -40,10 +40,14 @@
  * - Per user: contexts, timelines, registered events, pending fences and
  *   pending imports are counted per effective uid, each within its
  *   max_user_* limit. A process in a user namespace is charged twice: to
- *   its own uid, and to the owner of its outermost user namespace below
- *   the initial one (the user who made the container), each within the
- *   same limit, so a range of subordinate uids adds nothing to its owner's
- *   share. Namespaces root made are not charged to root.
+ *   its own uid, and to an owner found from its outermost user namespace
+ *   below the initial one, each within the same limit: the user who made
+ *   that namespace (a rootless container), or, if root made it (LXD,
+ *   Incus, Docker's userns-remap, systemd-nspawn -U, Kubernetes pods with
+ *   user namespaces), a pseudo-owner that is that namespace itself. So a
+ *   range of subordinate uids adds nothing to its owner's share, each of
+ *   root's containers counts as one user, and none of them uses up root's
+ *   own share.
  * - System-wide: max_contexts and max_timelines bind every caller without
  *   CAP_SYS_ADMIN (in the initial user namespace); whatever the others
  *   hold, such a caller can still open the devices, within its own
@@ -54,7 +58,12 @@
  *   user however many of its words are pinned. A word of a transparent
  *   huge page or of a hugetlb page is 2 MiB (or more) of RLIMIT_MEMLOCK,
  *   not 4 KiB; keep such words in small pages (MADV_NOHUGEPAGE) to pin
- *   little.
+ *   little. The same pages are charged a second time, against the same
+ *   RLIMIT_MEMLOCK, to the pinner's user and to its namespace's owner (as
+ *   above): what all the subordinate uids of one container pin through
+ *   kfdsync together stays within one RLIMIT_MEMLOCK (the largest any of
+ *   its processes has: they cannot raise their hard limit), not one per
+ *   uid.
  */
 
 /**
