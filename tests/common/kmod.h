@@ -121,6 +121,32 @@ static inline int kfdsync_inject(const char *what)
 	return write_text("/sys/kernel/debug/kfdsync/inject", what);
 }
 
+/*
+ * <debugfs>/kfdsync/slots: the watched processes (the return value; -1 if
+ * unreadable) and, if @held, the longest holds in ns: of the process
+ * table's lock, of one process's lock, of a hook.
+ */
+static inline int kfdsync_slots(long long held[3])
+{
+	FILE *f = fopen("/sys/kernel/debug/kfdsync/slots", "r");
+	long long h[3] = { -1, -1, -1 };
+	unsigned int procs, slots;
+	char line[256];
+	int n = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "# %u processes, %u slots", &procs, &slots) == 2)
+			n = (int)procs;
+		else if (line[0] != '#')
+			sscanf(line, "%lld %lld %lld", &h[0], &h[1], &h[2]);
+	}
+	if (f)
+		fclose(f);
+	if (held)
+		memcpy(held, h, sizeof(h));
+	return n;
+}
+
 /* Write kfdsync's parameter @name through sysfs. */
 static inline int kfdsync_param_write(const char *name, const char *val)
 {

@@ -198,18 +198,7 @@ TEST(one_mmu_notifier_per_address_space)
 /* The longest holds of <debugfs>/kfdsync/slots: table, process, hook (ns). */
 static bool slots_held(long long held[3])
 {
-	FILE *f = fopen(DEBUGFS "slots", "r");
-	char line[256];
-	bool ok = false;
-
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '#' && sscanf(line, "%lld %lld %lld", &held[0], &held[1],
-					     &held[2]) == 3)
-			ok = true;
-	fclose(f);
-	return ok;
+	return kfdsync_slots(held) >= 0 && held[0] >= 0;
 }
 
 /* ---- the import worker never runs exit_mmap() ---- */
