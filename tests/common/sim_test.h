@@ -119,7 +119,11 @@ static inline uint32_t queue_create(int fd)
 	uint32_t q;
 	int ret = kfdsim_queue_create(fd, 0, &q, NULL);
 
-	/* No pasid (amdkfd 6.16+ without a GPU): the rest cannot run. */
+	/*
+	 * No pasid (amdkfd 6.16+ without a GPU): the rest cannot run. (A
+	 * program that creates queues in forked children skips up front,
+	 * with require_sim_interrupts().)
+	 */
 	if (ret == -ESRCH)
 		tap_skip_rest_if("KFDSYNC_SIM_UNUSABLE");
 	if (ret)

@@ -121,7 +121,8 @@ static inline void tap_skip_program_if(const char *var)
  * why the rest cannot run (e.g. KFDSYNC_SIM_UNUSABLE): the planned subtests
  * not run yet are skipped with it, or, with no plan printed yet, the plan
  * counts what ran (1..0 # SKIP if nothing did). Exit status as tap_exit().
- * Returns if @var is unset or empty.
+ * Returns if @var is unset or empty. Only from the process that prints the
+ * program's TAP, never from a forked child.
  */
 static inline void tap_skip_rest_if(const char *var)
 {
