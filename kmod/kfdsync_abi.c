@@ -31,7 +31,10 @@
 #define KFDSYNC_ABI_PROBE_ENTRY(f, r, ...) \
 	{ .name = #f, .ret = #r, .args = #__VA_ARGS__, .probed = true },
 #define KFDSYNC_ABI_FIELD_ENTRY(st, mem, ty, off) \
-	{ .type = #st, .member = #mem, .mtype = #ty, .bit = off },
+	{ .type = #st, .member = #mem, .mtype = #ty, .bit = off, .read = -1 },
+#define KFDSYNC_ABI_FIELD_READ_ENTRY(st, mem, ty, name) \
+	{ .type = #st, .member = #mem, .mtype = #ty, \
+	  .read = KFDSYNC_ABI_OFF_##name },
 
 static const struct kfdsync_abi_fn kfdsync_abi_6_1_fns[] = {
 #define KFDSYNC_CALL		KFDSYNC_ABI_ENTRY
@@ -51,6 +54,7 @@ static const struct kfdsync_abi_fn kfdsync_abi_6_12_fns[] = {
 
 static const struct kfdsync_abi_field kfdsync_abi_fields[] = {
 #define KFDSYNC_FIELD		KFDSYNC_ABI_FIELD_ENTRY
+#define KFDSYNC_FIELD_READ	KFDSYNC_ABI_FIELD_READ_ENTRY
 #include "kfdsync_abi_list.h"
 };
 
@@ -71,12 +75,16 @@ const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT] = {
 	},
 };
 
-/* What is being checked, and where the first difference goes. */
+/*
+ * What is being checked, where the first difference goes, and the offsets
+ * of the members kfdsync reads (U32_MAX: not found yet).
+ */
 struct kfdsync_abi_ctx {
 	const struct kfdsync_btf *btf;
 	const struct kfdsync_abi *abi;
 	char *reason;
 	size_t len;
+	u32 off[KFDSYNC_ABI_OFFSETS];
 };
 
 /* Say what differs (cut to fit: the reason is for people). */
@@ -196,6 +204,44 @@ static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
 	return 0;
 }
 
+/*
+ * A member kfdsync reads where the BTF says (@f->read): its type, and an
+ * offset aligned for it (a pointer's: 8 bytes; anything else a byte),
+ * inside the structure @t and the same in every definition; as
+ * kfdsync_abi_check_fn().
+ */
+static int kfdsync_abi_check_read(struct kfdsync_abi_ctx *c,
+				  const struct btf_type *t,
+				  const struct kfdsync_abi_field *f,
+				  const char *got, u32 bit, bool bitfield)
+{
+	size_t len = strlen(f->mtype);
+	u32 align = len && f->mtype[len - 1] == '*' ? 64 : 8;
+	u32 *off = &c->off[f->read];
+
+	if (bitfield || strcmp(got, f->mtype)) {
+		kfdsync_abi_say(c, "struct %s: %s is %s%s, ABI %s has %s",
+				f->type, f->member, got,
+				bitfield ? " (bit field)" : "", c->abi->name,
+				f->mtype);
+		return 1;
+	}
+	if (bit % align || (u64)bit / 8 + align / 8 > t->size) {
+		kfdsync_abi_say(c,
+				"struct %s: %s at bit %u is not an aligned member of its %u bytes",
+				f->type, f->member, bit, t->size);
+		return 1;
+	}
+	if (*off != U32_MAX && *off != bit / 8) {
+		kfdsync_abi_say(c,
+				"struct %s: %s at byte %u and at byte %u in two definitions",
+				f->type, f->member, *off, bit / 8);
+		return 1;
+	}
+	*off = bit / 8;
+	return 0;
+}
+
 /* One definition of a structure: as kfdsync_abi_check_fn(). */
 static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
 				    const struct kfdsync_btf *btf, u32 id,
@@ -230,6 +276,9 @@ static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
 		      BTF_MEMBER_BIT_OFFSET(m[i].offset) : m[i].offset;
 		bitfield = BTF_INFO_KFLAG(t->info) &&
 			   BTF_MEMBER_BITFIELD_SIZE(m[i].offset);
+		if (f->read >= 0)
+			return kfdsync_abi_check_read(c, t, f, got, bit,
+						      bitfield);
 		if (bitfield || strcmp(got, f->mtype) || bit != f->bit) {
 			kfdsync_abi_say(c,
 					"struct %s: %s is %s%s at bit %u, ABI %s has %s at bit %u",
@@ -288,14 +337,20 @@ static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 	char *first = c->reason;
 	unsigned int i;
 
+	memset(c->off, 0xff, sizeof(c->off));
 	for (i = 0; i < c->abi->nr_fns + c->abi->nr_fields; i++) {
 		if (i < c->abi->nr_fns)
 			ret = kfdsync_abi_check_fn(c, &c->abi->fns[i]);
 		else
 			ret = kfdsync_abi_check_field(c,
 						      &c->abi->fields[i - c->abi->nr_fns]);
-		if (ret < 0)
+		if (ret < 0) {
+			/* The parse error is the reason, not an earlier mismatch. */
+			if (c->reason != first)
+				memcpy(first, c->reason, c->len);
+			c->reason = first;
 			return ret;
+		}
 		if (!ret)
 			score++;
 		/* Keep the first difference: later ones go elsewhere. */
@@ -304,6 +359,44 @@ static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 	}
 	c->reason = first;
 	return score;
+}
+
+/**
+ * kfdsync_abi_fn() - a function of an ABI, by name
+ * @abi: the ABI
+ * @name: the function
+ *
+ * Return: its entry, or NULL if @abi has no function @name.
+ */
+const struct kfdsync_abi_fn *kfdsync_abi_fn(const struct kfdsync_abi *abi,
+					    const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < abi->nr_fns; i++)
+		if (!strcmp(abi->fns[i].name, name))
+			return &abi->fns[i];
+	return NULL;
+}
+
+/**
+ * kfdsync_abi_entry_usable() - can kfdsync use @fn, whose code starts so?
+ * @fn: the function
+ * @insn: its first four bytes, little endian
+ * @ibt: indirect branch tracking is enforced
+ *
+ * A function kfdsync probes or reads is used wherever its code starts: a
+ * static function called only directly has no ENDBR64 (GCC emits none),
+ * and module load seals (overwrites) the ENDBR64 of every function whose
+ * address amdgpu never takes. One kfdsync calls through a pointer must
+ * start with ENDBR64 when IBT is enforced, or the call faults.
+ *
+ * Return: true if usable.
+ */
+bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
+			      bool ibt)
+{
+	return fn->probed || !ibt || insn == KFDSYNC_ABI_ENDBR64;
 }
 
 /**
@@ -359,6 +452,7 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 		if ((unsigned int)score == c.abi->nr_fns + c.abi->nr_fields) {
 			verdict->result = KFDSYNC_AMDKFD_ABI_MATCH;
 			verdict->reason[0] = '\0';
+			memcpy(verdict->off, c.off, sizeof(verdict->off));
 			goto out_split;
 		}
 	}

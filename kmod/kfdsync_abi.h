@@ -25,7 +25,6 @@
 
 #include "kfdsync_btf.h"
 
-struct file;
 struct kfd_dev;
 struct kfd_event;
 struct kfd_hsa_memory_exception_data;
@@ -34,7 +33,6 @@ struct kfd_process;
 struct kfd_process_device;
 struct kfd_vm_fault_info;
 struct mm_struct;
-struct vm_area_struct;
 
 /* The ABIs, in the order of kfdsync_abis[]. */
 enum kfdsync_abi_id {
@@ -57,18 +55,29 @@ struct kfdsync_abi_fn {
 	bool probed;
 };
 
+/* The members kfdsync reads at the offset the BTF gives (FIELD_READ). */
+enum kfdsync_abi_off {
+#define KFDSYNC_FIELD_READ(st, mem, ty, name) KFDSYNC_ABI_OFF_##name,
+#include "kfdsync_abi_list.h"
+	KFDSYNC_ABI_OFFSETS,
+};
+
 /**
  * struct kfdsync_abi_field - one structure fact
  * @type:	The structure.
  * @member:	Its member.
  * @mtype:	The member's type, as text.
- * @bit:	The member's offset in bits.
+ * @bit:	The member's offset in bits (a fixed fact).
+ * @read:	-1 for a fixed fact; else the member is wherever the BTF puts
+ *		it (aligned for its type, the same in every definition) and
+ *		its byte offset goes to &kfdsync_abi_verdict.off[@read].
  */
 struct kfdsync_abi_field {
 	const char *type;
 	const char *member;
 	const char *mtype;
 	u32 bit;
+	int read;
 };
 
 /**
@@ -99,13 +108,23 @@ extern const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT];
  *		enum kfdsync_abi_id; -1 with NO_BTF.
  * @reason:	For MISMATCH the first difference from @abi, for NO_BTF
  *		what is wrong with the BTF, in words; "" for MATCH.
+ * @off:	For MATCH, the byte offset of each member kfdsync reads
+ *		(enum kfdsync_abi_off) in its structure.
  */
 struct kfdsync_abi_verdict {
 	u32 result;
 	int abi;
 	char reason[KFDSYNC_ABI_REASON];
+	u32 off[KFDSYNC_ABI_OFFSETS];
 };
 
+/* ENDBR64 (f3 0f 1e fa) as a little-endian u32: an indirect branch target. */
+#define KFDSYNC_ABI_ENDBR64	0xfa1e0ff3U
+
+const struct kfdsync_abi_fn *kfdsync_abi_fn(const struct kfdsync_abi *abi,
+					    const char *name);
+bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
+			      bool ibt);
 void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 		       const void *module, size_t module_size,
 		       struct kfdsync_abi_verdict *verdict);

@@ -20,10 +20,8 @@
  *   direct call: the CPU hook tells a CPU set by its return address), and
  *   kfd_signal_event_interrupt() calls or jumps to the entry of
  *   set_event_from_interrupt() (how the GPU hook sees an interrupt's
- *   signals). What kfdsync cannot check: that every one of the latter's
- *   three call sites reaches the entry (one inlined copy would let some GPU
- *   signals pass unseen, their fences ending by the watchdog); the guest
- *   suite shows it on the kernels tested;
+ *   signals) at all three places its sources do (one inlined copy would
+ *   let some GPU signals pass unseen);
  * - kprobes work: a probe on a function of kfdsync's own fires (root can
  *   disarm every kprobe through debugfs, or stop ftrace).
  *
@@ -89,9 +87,6 @@
 /* The module that carries amdkfd. */
 #define KFDSYNC_AMDGPU		"amdgpu"
 
-/* amdkfd's mmap offset of the events area (KFD_MMAP_TYPE_EVENTS). */
-#define KFDSYNC_KFD_MMAP_EVENTS	(0x2ULL << 62)
-
 /* Largest BTF blob kfdsync reads (Debian's are 2-6 MB). */
 #define KFDSYNC_BTF_MAX		(64 << 20)
 
@@ -125,13 +120,14 @@ struct kfdsync_hook {
  * @kfd_lookup_process_by_mm: A referenced process, by address space.
  * @kfd_unref_process: Drop such a reference.
  * @kfd_set_event: Set an event, as AMDKFD_IOC_SET_EVENT does.
- * @kfd_mmap: /dev/kfd's mmap operation: only compared, never called.
  * @v6_1: ABI 6.1's own calls (a union with @v6_12: @abi says which is set).
  * @v6_1.kfd_get_process_device_data: A process's data for a device.
  * @v6_12: ABI 6.12's own calls.
  * @v6_12.kfd_get_process_device_data: As in @v6_1.
  * @set_event_end: The end of kfd_set_event()'s code.
  * @abi: The ABI amdgpu has, an enum kfdsync_abi_id.
+ * @off: Where the members kfdsync reads are (enum kfdsync_abi_off), as
+ *	 the gate read them from amdgpu's BTF.
  *
  * Typed exactly as kfdsync_abi_list.h says amdkfd defines them, which the
  * compiler checks (kfdsync_kfd_calls[]). Set under kfdsync_amdkfd_lock
@@ -143,7 +139,6 @@ struct kfdsync_kfd_fns {
 	struct kfd_process *(*kfd_lookup_process_by_mm)(const struct mm_struct *mm);
 	void (*kfd_unref_process)(struct kfd_process *p);
 	int (*kfd_set_event)(struct kfd_process *p, u32 id);
-	int (*kfd_mmap)(struct file *file, struct vm_area_struct *vma);
 	union {
 		struct {
 			struct kfd_process_device *
@@ -158,6 +153,7 @@ struct kfdsync_kfd_fns {
 	};
 	unsigned long set_event_end;
 	int abi;
+	u32 off[KFDSYNC_ABI_OFFSETS];
 };
 
 static struct kfdsync_kfd_fns kfdsync_kfd;
@@ -528,16 +524,44 @@ static bool kfdsync_kfd_symbol_ok(struct module *mod,
 	return true;
 }
 
+/* Bytes before each function for call-depth-tracking thunks (x86). */
+#ifdef CONFIG_FUNCTION_PADDING_BYTES
+#define KFDSYNC_FN_PADDING	CONFIG_FUNCTION_PADDING_BYTES
+#else
+#define KFDSYNC_FN_PADDING	0
+#endif
+
+/* What sealing writes over an ENDBR64 (x86's gen_endbr_poison()). */
+#define KFDSYNC_ENDBR_POISON	0xd6401f0fU
+
 /*
- * Whether the code [@start, @end) calls @fn's entry directly, or with
- * @jump also jumps there (a tail call), on x86-64: E8 (or E9) rel32, or an
- * EB rel8 jump to the entry itself. Read bytewise: a false match needs
- * random bytes that happen to encode exactly that target.
+ * Whether a branch to @dest enters @fn: at its entry, past its ENDBR64 (or
+ * what sealing left of it), or in its own padding, where a call-depth-
+ * tracking thunk falls through into it. Nothing else: not a neighbour's
+ * code, however close.
  */
-static bool kfdsync_code_calls(unsigned long start, unsigned long end,
-			       unsigned long fn, bool jump)
+static bool kfdsync_code_enters(unsigned long dest, unsigned long fn)
 {
-	unsigned long ip, dest;
+	u32 first = kfdsync_ksym_insn((void *)fn);
+
+	if (dest == fn)
+		return true;
+	if (dest == fn + 4)
+		return first == KFDSYNC_ABI_ENDBR64 || first == KFDSYNC_ENDBR_POISON;
+	return dest < fn && dest + KFDSYNC_FN_PADDING >= fn;
+}
+
+/*
+ * How many times the code [@start, @end) calls @fn (with @jump, also
+ * jumps to it: a tail call), on x86-64: E8 (or E9) rel32, or EB rel8,
+ * aimed at @fn as kfdsync_code_enters() says. Read bytewise: a false match
+ * needs random bytes that happen to encode exactly that target.
+ */
+static unsigned int kfdsync_code_calls(unsigned long start, unsigned long end,
+				       unsigned long fn, bool jump)
+{
+	unsigned int n = 0;
+	unsigned long ip;
 	u8 insn[5];
 	s32 rel;
 
@@ -545,45 +569,44 @@ static bool kfdsync_code_calls(unsigned long start, unsigned long end,
 		if (copy_from_kernel_nofault(insn, (void *)ip, sizeof(insn)))
 			continue;
 		if (jump && insn[0] == 0xeb) {
-			dest = ip + 2 + (s8)insn[1];
-			if (dest == fn || dest == fn + 4)
-				return true;
+			n += kfdsync_code_enters(ip + 2 + (s8)insn[1], fn);
 			continue;
 		}
 		if (insn[0] != 0xe8 && (!jump || insn[0] != 0xe9))
 			continue;
 		memcpy(&rel, insn + 1, sizeof(rel));
-		dest = ip + sizeof(insn) + rel;
-		/*
-		 * A call aims at the entry, at a call-depth-tracking thunk in
-		 * the padding before it, or past its ENDBR (IBT).
-		 */
-		if (dest + 32 >= fn && dest <= fn + 4)
-			return true;
+		n += kfdsync_code_enters(ip + sizeof(insn) + rel, fn);
 	}
-	return false;
+	return n;
 }
 
 /*
  * Whether amdkfd's @caller calls @callee's entry (or, with @jump, may also
- * jump there); the relay reason if not.
+ * jump there) at exactly @sites places, as many as amdkfd's sources have;
+ * the relay reason if not.
  */
 static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
-				bool jump, unsigned long *caller_end)
+				bool jump, unsigned int sites,
+				unsigned long *caller_end)
 {
 	unsigned long start, end, fn;
+	unsigned int n = 0;
 
-	start = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, caller, &end);
-	fn = (unsigned long)kfdsync_ksym_lookup(KFDSYNC_AMDGPU, callee, NULL);
+	/* Read and probed, never called: found whatever their first insn. */
+	start = (unsigned long)kfdsync_ksym_find(KFDSYNC_AMDGPU, caller, &end);
+	fn = (unsigned long)kfdsync_ksym_find(KFDSYNC_AMDGPU, callee, NULL);
 	if (!start || !fn) {
 		kfdsync_set_relay(KFDSYNC_RELAY_MISSING, "amdkfd's %s not found",
 				  start ? callee : caller);
 		return false;
 	}
-	if (!IS_ENABLED(CONFIG_X86_64) ||
-	    !kfdsync_code_calls(start, end, fn, jump)) {
-		kfdsync_set_relay(KFDSYNC_RELAY_INLINED, "%s does not call %s",
-				  caller, callee);
+	if (IS_ENABLED(CONFIG_X86_64))
+		n = kfdsync_code_calls(start, end, fn, jump);
+	if (n != sites) {
+		/* The callee first: STATUS's detail keeps 63 characters. */
+		kfdsync_set_relay(KFDSYNC_RELAY_INLINED,
+				  "%s called %u times, not %u, by %s", callee, n,
+				  sites, caller);
 		return false;
 	}
 	if (caller_end)
@@ -609,13 +632,17 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 			return false;
 	/*
 	 * The CPU hook tells a CPU set by its return address inside
-	 * kfd_set_event(): a call, not a tail jump. The GPU hook only needs
-	 * its entry reached.
+	 * kfd_set_event(): a call, not a tail jump, the one of the sources
+	 * (kfd_events.c: 6.1 line 686, 6.12 693, 7.3 624). The GPU hook needs
+	 * set_event_from_interrupt()'s entry reached from each of the three
+	 * places kfd_signal_event_interrupt() calls it (6.1 lines 765, 788,
+	 * 798; 6.12 772, 795, 805; 7.3 704, 727, 737): one copy inlined would
+	 * let its signals pass unseen.
 	 */
-	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false,
+	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false, 1,
 				 &set_event_end) ||
 	    !kfdsync_kfd_reaches("kfd_signal_event_interrupt",
-				 "set_event_from_interrupt", true, NULL))
+				 "set_event_from_interrupt", true, 3, NULL))
 		return false;
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
@@ -623,16 +650,26 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 
 		if (call->abi >= 0 && call->abi != abi_id)
 			continue;
-		fn = kfdsync_ksym_lookup(KFDSYNC_AMDGPU, call->name, NULL);
+		fn = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
 		if (!fn) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
 					  "amdkfd's %s not found", call->name);
+			return false;
+		}
+		/* Called through a pointer: IBT wants an ENDBR64 there. */
+		if (!kfdsync_abi_entry_usable(kfdsync_abi_fn(abi, call->name),
+					      kfdsync_ksym_insn(fn),
+					      kfdsync_ksym_ibt())) {
+			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
+					  "IBT: amdkfd's %s has no ENDBR64",
+					  call->name);
 			return false;
 		}
 		*call->slot = fn;
 	}
 	kfdsync_kfd.set_event_end = set_event_end;
 	kfdsync_kfd.abi = abi_id;
+	memcpy(kfdsync_kfd.off, kfdsync_verdict.off, sizeof(kfdsync_kfd.off));
 	return true;
 }
 
@@ -653,24 +690,68 @@ static int kfdsync_canary_pre(struct kprobe *kp, struct pt_regs *regs)
 NOKPROBE_SYMBOL(kfdsync_canary_pre);
 
 /*
+ * The canary's kprobe, registered while the hooks are (kfdsync_amdkfd_lock;
+ * read locklessly as a hint).
+ */
+static struct kprobe kfdsync_canary = {
+	.pre_handler = kfdsync_canary_pre,
+};
+static bool kfdsync_canary_attached;
+
+/* Whether the canary's probe fires right now. */
+static bool kfdsync_canary_fires(void)
+{
+	int before = atomic_read(&kfdsync_canary_hits);
+
+	kfdsync_kprobe_canary();
+	return atomic_read(&kfdsync_canary_hits) != before;
+}
+
+static void kfdsync_canary_detach(void)
+{
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
+
+	if (!kfdsync_canary_attached)
+		return;
+	WRITE_ONCE(kfdsync_canary_attached, false);
+	unregister_kprobe(&kfdsync_canary);
+}
+
+/*
  * Whether kprobes fire at all: root can disarm every kprobe
  * (/sys/kernel/debug/kprobes/enabled) or stop ftrace (kernel.ftrace_enabled),
- * and a kprobe registered then is accepted but never runs.
+ * and a kprobe registered then is accepted but never runs. The canary's
+ * probe stays registered with the hooks, for kfdsync_amdkfd_kprobes_fire().
  */
 static bool kfdsync_kprobes_work(void)
 {
-	struct kprobe kp = {
-		.addr = (kprobe_opcode_t *)kfdsync_kprobe_canary,
-		.pre_handler = kfdsync_canary_pre,
-	};
-	int before;
+	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
-	if (register_kprobe(&kp))
+	memset(&kfdsync_canary, 0, sizeof(kfdsync_canary));
+	kfdsync_canary.addr = (kprobe_opcode_t *)kfdsync_kprobe_canary;
+	kfdsync_canary.pre_handler = kfdsync_canary_pre;
+	if (register_kprobe(&kfdsync_canary))
 		return false;
-	before = atomic_read(&kfdsync_canary_hits);
-	kfdsync_kprobe_canary();
-	unregister_kprobe(&kp);
-	return atomic_read(&kfdsync_canary_hits) != before;
+	WRITE_ONCE(kfdsync_canary_attached, true);
+	if (kfdsync_canary_fires())
+		return true;
+	kfdsync_canary_detach();
+	return false;
+}
+
+/**
+ * kfdsync_amdkfd_kprobes_fire() - do kprobes fire right now?
+ *
+ * Root can disarm every kprobe or stop ftrace after the hooks attached;
+ * they then stop silently, the free hook too, and a slot may outlive its
+ * page. Where kfdsync reads a slot on its own (registration, fdinfo and
+ * debugfs) it asks first: a probe of kfdsync's own must fire.
+ *
+ * Return: true if the hooks are attached and kprobes fire now.
+ */
+bool kfdsync_amdkfd_kprobes_fire(void)
+{
+	return READ_ONCE(kfdsync_canary_attached) && kfdsync_canary_fires();
 }
 
 static void kfdsync_hook_detach(struct kfdsync_hook *hook)
@@ -725,6 +806,7 @@ static void kfdsync_hooks_detach_all(void)
 	WRITE_ONCE(kfdsync_hooks_active, false);
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
 		kfdsync_hook_detach(&kfdsync_hooks[i]);
+	kfdsync_canary_detach();
 	WRITE_ONCE(kfdsync_hooks_mask, 0);
 	/* No handler runs any more: forget amdkfd's functions. */
 	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
@@ -908,32 +990,39 @@ bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 }
 
 /**
- * kfdsync_amdkfd_is_events_vma() - is @vma amdkfd's events mapping, whole?
- * @vma: a mapping of the caller, with the mmap lock held
+ * kfdsync_amdkfd_slot() - where amdkfd keeps slot @id of a process
+ * @kp: the process, referenced (kfdsync_amdkfd_process_get(), or amdkfd's
+ *	own reference in a hook)
+ * @id: the event id, below %KFDSYNC_EVENT_ID_LIMIT
  *
- * A mapping of amdgpu's at amdkfd's events offset, not split or offset (it
- * starts at slot 0 of the process's signal page), VM_PFNMAP as amdkfd maps
- * it. While the hooks are active the file's mmap operation must also be
- * amdkfd's own (/dev/kfd, not a render node); otherwise kfdsync knows no
- * amdkfd function to compare with, and the check is for the caller's sake
- * only (relay mode never reads the slot).
+ * Through amdkfd's own state: the process's signal page (struct
+ * kfd_process.signal_page) and amdkfd's kernel mapping of it (struct
+ * kfd_signal_page.kernel_address), at the offsets the gate read from
+ * amdgpu's BTF. The same for the page amdkfd allocates (a GPU-less or old
+ * APU system) and for the GPU buffer libhsakmt gives it on every discrete
+ * GPU: no mapping of /dev/kfd is involved. amdkfd sets the page once, with
+ * its first signal event (or the buffer, before it), and keeps it until it
+ * frees the process, which the reference defers; it reads every slot below
+ * %KFDSYNC_EVENT_ID_LIMIT itself (kfd_signal_event_interrupt()).
  *
- * Return: true if so.
+ * Only while the hooks are active (amdgpu held by the caller).
+ *
+ * Return: the slot's kernel address, or NULL if the process has no signal
+ * page yet.
  */
-bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma)
+u64 *kfdsync_amdkfd_slot(const void *kp, u32 id)
 {
-	const struct file *file = vma->vm_file;
-	struct module *owner;
+	const void *page;
+	u64 *slots;
 
-	if (!file || !file->f_op ||
-	    vma->vm_pgoff != KFDSYNC_KFD_MMAP_EVENTS >> PAGE_SHIFT ||
-	    !(vma->vm_flags & VM_PFNMAP))
-		return false;
-	/* Acquire: kfdsync_kfd.kfd_mmap is set once the hooks are active. */
-	if (smp_load_acquire(&kfdsync_hooks_active))
-		return file->f_op->mmap == kfdsync_kfd.kfd_mmap;
-	owner = file->f_op->owner;
-	return owner && !strcmp(module_name(owner), KFDSYNC_AMDGPU);
+	page = READ_ONCE(*(const void * const *)
+			 ((const char *)kp + kfdsync_kfd.off[KFDSYNC_ABI_OFF_SIGNAL_PAGE]));
+	if (!page)
+		return NULL;
+	/* NULL too while amdkfd is still filling in a page it published. */
+	slots = READ_ONCE(*(u64 * const *)
+			  ((const char *)page + kfdsync_kfd.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]));
+	return slots ? slots + id : NULL;
 }
 
 /**

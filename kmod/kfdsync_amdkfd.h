@@ -20,7 +20,6 @@
 struct dentry;
 struct kfdsync_amdkfd_abi;
 struct mm_struct;
-struct vm_area_struct;
 
 /* An unsignalled slot (amdkfd's UNSIGNALED_EVENT_SLOT). */
 #define KFDSYNC_SLOT_UNSIGNALLED	(~0ULL)
@@ -89,7 +88,8 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm);
 void kfdsync_amdkfd_process_put(void *kp);
 bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 				 const void *kdev);
-bool kfdsync_amdkfd_is_events_vma(const struct vm_area_struct *vma);
+u64 *kfdsync_amdkfd_slot(const void *kp, u32 id);
+bool kfdsync_amdkfd_kprobes_fire(void);
 int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check);
 
 #endif /* KFDSYNC_AMDKFD_H */

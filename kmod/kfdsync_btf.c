@@ -7,12 +7,14 @@
  * host unit test feeds this file mutated blobs, and a blob that does not
  * parse must give an error, never a read out of bounds.
  *
- * Types are rendered as short C-like text ("struct kfd_process *", "u32",
- * "const struct mm_struct *") that names what matters for a call: kind,
- * size and signedness of integers, pointer depth, qualifiers under a
- * pointer and the names of structures. Typedefs are looked through (u32
- * and uint32_t are both "u32"), and so is a qualifier of the value itself
- * (a "const u32" argument is passed as a u32).
+ * Types are rendered as C text ("struct kfd_process *", "unsigned int",
+ * "const struct mm_struct *") exactly as far as a call's type goes, as a
+ * kCFI kernel hashes it: integers by their C name ("long int" is not "long
+ * long int", "char" is not "signed char"), pointer depth, every qualifier
+ * under a pointer (const, volatile, restrict), the names of structures,
+ * unions and enums. Typedefs are looked through (u32 and uint32_t are both
+ * "unsigned int"), and so are a qualifier of the value itself (a "const
+ * u32" argument is passed as an unsigned int) and type tags (__user).
  */
 
 #ifdef __KERNEL__
@@ -295,18 +297,21 @@ static int kfdsync_btf_put_type(struct kfdsync_btf_out *out,
 		return -EINVAL;
 	switch (BTF_INFO_KIND(t->info)) {
 	case BTF_KIND_CONST:
-		if (!top)
-			kfdsync_btf_put(out, "const ");
-		fallthrough;
-	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_VOLATILE:
 	case BTF_KIND_RESTRICT:
+		if (!top)
+			kfdsync_btf_put(out, BTF_INFO_KIND(t->info) == BTF_KIND_CONST ?
+					"const " : BTF_INFO_KIND(t->info) ==
+					BTF_KIND_VOLATILE ? "volatile " : "restrict ");
+		fallthrough;
+	case BTF_KIND_TYPEDEF:
 	case BTF_KIND_TYPE_TAG:
 		return kfdsync_btf_put_type(out, btf, t->type, top, depth + 1);
 	case BTF_KIND_INT:
+		/* Its C name; one the compiler gave no name gets its shape. */
 		enc = *(const u32 *)(t + 1);
-		if (BTF_INT_ENCODING(enc) & BTF_INT_BOOL)
-			kfdsync_btf_put(out, "bool");
+		if (*name)
+			kfdsync_btf_put(out, name);
 		else
 			kfdsync_btf_put_num(out,
 					    BTF_INT_ENCODING(enc) & BTF_INT_SIGNED ?

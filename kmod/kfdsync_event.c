@@ -203,11 +203,11 @@ static struct kfdsync_event *kfdsync_event_new(struct kfdsync_events *evs,
  * kfdsync_event_register() - register one of the caller's signal events
  * @evs: the caller's context's events (current's process)
  * @id: amdkfd event id, 1 to %KFDSYNC_EVENT_ID_LIMIT - 1
- * @slot_addr: the event's slot in the caller's address space
+ * @slot_addr: the event's slot in the caller's address space: only checked
+ *	       for alignment (the slot is found by @id)
  *
- * The event is counted by the source active now: the hooks (its slot must
- * be exactly slot @id of the caller's own /dev/kfd events mapping) or the
- * owner's relay (the mapping is checked the same way, the slot not read).
+ * The event is counted by the hooks when they are active and can watch its
+ * slot (found by @id in amdkfd's own state), otherwise by the owner's relay.
  *
  * Return: 0; -EINVAL for a bad id or slot (see KFDSYNC_IOCTL_EVENT_REGISTER),
  * -EEXIST if @id is registered, -ENOSPC at the context's or the user's
@@ -247,15 +247,16 @@ int kfdsync_event_register(struct kfdsync_events *evs, u32 id, u64 slot_addr)
 		ret = -ENOMEM;
 		goto err_user;
 	}
-	ev->source = kfdsync_amdkfd_active() ? KFDSYNC_SOURCE_HOOKS :
-					       KFDSYNC_SOURCE_RELAY;
-	if (ev->source == KFDSYNC_SOURCE_HOOKS)
+	ev->source = KFDSYNC_SOURCE_RELAY;
+	if (kfdsync_amdkfd_active()) {
 		/* Counted from here on; the pending signal, if any, is not. */
-		ret = kfdsync_slot_subscribe(&ev->sub, id, addr);
-	else
-		ret = kfdsync_slot_check(id, addr);
-	if (ret)
-		goto err_free;
+		ret = kfdsync_slot_subscribe(&ev->sub, id);
+		if (!ret)
+			ev->source = KFDSYNC_SOURCE_HOOKS;
+		/* A slot the hooks cannot watch: the owner relays it. */
+		else if (ret != -ENOENT)
+			goto err_free;
+	}
 	ret = xa_insert(&evs->table, id, ev, GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		if (ret == -EBUSY)

@@ -33,6 +33,7 @@
 #include "kfdsync_import.h"
 #include "kfdsync_ioctl.h"
 #include "kfdsync_params.h"
+#include "kfdsync_slot.h"
 #include "kfdsync_user.h"
 #include "kfdsync_watch.h"
 
@@ -115,6 +116,8 @@ static int kfdsync_ioctl_status(struct kfdsync_ctx *ctx, void *data,
 				     KFDSYNC_SOURCE_RELAY;
 	status->relay_reason = st.active ? 0 : st.reason;
 	status->hooks = st.hooks;
+	if (kfdsync_slot_watchable())
+		status->watch |= KFDSYNC_STATUS_WATCH_SLOTS;
 	status->hooks_missed = st.missed;
 	status->user_contexts = usage[KFDSYNC_USER_CONTEXTS];
 	status->user_timelines = usage[KFDSYNC_USER_TIMELINES];

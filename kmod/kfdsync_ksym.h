@@ -9,6 +9,8 @@
  * kallsyms_lookup_name() is not exported. A kprobe registered on
  * "module:function" resolves the symbol; its address, less the offset the
  * kprobe core may have added to skip an ENDBR, is the function.
+ * kfdsync_ksym_find() finds any function; kfdsync_ksym_lookup() only one
+ * that can be called through a pointer.
  */
 
 #ifndef KFDSYNC_KSYM_H
@@ -44,12 +46,19 @@ static inline unsigned long kfdsync_ksym_extent(unsigned long addr,
 	return addr - off;
 }
 
+/* ENDBR64 (f3 0f 1e fa), as a little-endian u32. */
+#define KFDSYNC_KSYM_ENDBR64	0xfa1e0ff3U
+
 /*
  * Address of function @name of module @module (and its end, if @end), or
- * NULL if it cannot be found or, with IBT enforced, called indirectly.
+ * NULL if it cannot be found. Whatever its first instruction: for a
+ * function that is probed or whose code is read, never called through a
+ * pointer (static functions that are only called directly have no ENDBR64,
+ * and module load seals the ENDBR64 of functions whose address is never
+ * taken, when IBT is enforced).
  */
-static inline void *kfdsync_ksym_lookup(const char *module, const char *name,
-					unsigned long *end)
+static inline void *kfdsync_ksym_find(const char *module, const char *name,
+				      unsigned long *end)
 {
 	char qualified[KSYM_NAME_LEN];
 	struct kprobe kp = { .symbol_name = qualified };
@@ -60,21 +69,43 @@ static inline void *kfdsync_ksym_lookup(const char *module, const char *name,
 		return NULL;
 	start = kfdsync_ksym_extent((unsigned long)kp.addr, name, end);
 	unregister_kprobe(&kp);
-	if (!start)
-		return NULL;
-
-#ifdef CONFIG_X86_KERNEL_IBT
-	/* An indirect call needs an intact ENDBR64 when IBT is enforced. */
-	if (cpu_feature_enabled(X86_FEATURE_IBT)) {
-		u32 insn;
-
-		if (copy_from_kernel_nofault(&insn, (void *)start,
-					     sizeof(insn)) ||
-		    insn != 0xfa1e0ff3)
-			return NULL;
-	}
-#endif
 	return (void *)start;
+}
+
+/* Whether IBT is enforced: an indirect call must land on an ENDBR64. */
+static inline bool kfdsync_ksym_ibt(void)
+{
+#ifdef CONFIG_X86_KERNEL_IBT
+	return cpu_feature_enabled(X86_FEATURE_IBT);
+#else
+	return false;
+#endif
+}
+
+/* The first four bytes of the code at @start, or 0 if unreadable. */
+static inline u32 kfdsync_ksym_insn(const void *start)
+{
+	u32 insn;
+
+	if (copy_from_kernel_nofault(&insn, start, sizeof(insn)))
+		return 0;
+	return insn;
+}
+
+/*
+ * As kfdsync_ksym_find(), for a function the caller calls through a
+ * pointer: NULL also when IBT is enforced and it does not start with
+ * ENDBR64 (the call would fault).
+ */
+static inline void *kfdsync_ksym_lookup(const char *module, const char *name,
+					unsigned long *end)
+{
+	void *start = kfdsync_ksym_find(module, name, end);
+
+	if (start && kfdsync_ksym_ibt() &&
+	    kfdsync_ksym_insn(start) != KFDSYNC_KSYM_ENDBR64)
+		return NULL;
+	return start;
 }
 
 /*

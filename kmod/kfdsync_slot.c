@@ -25,15 +25,32 @@
  * one signal with the write before it. CPU sets (kfd_set_event()) are
  * counted when amdkfd sets the event; they never touch the slot.
  *
- * Lifetime. kfdsync reads and marks a slot only through the kernel's
- * mapping of amdkfd's own signal page, found at registration from the
- * caller's own /dev/kfd events mapping while kfdsync holds a reference on
- * the caller's amdkfd process (so the page exists), and only while the slot
- * is alive: amdkfd frees the page only in kfd_event_free_process(), whose
- * hook ends every slot of the process under the slot locks first; an
- * event amdkfd destroys ends its slot (the id may be reused for another
- * event). Nothing pins the page: it is not a page that can be pinned (one
- * 32 KiB allocation, the tail pages without a reference count).
+ * Lifetime. kfdsync reads and marks a slot only through amdkfd's own
+ * kernel mapping of the process's signal page (kfdsync_amdkfd_slot(),
+ * found by event id at registration: the page amdkfd allocated, or the GPU
+ * buffer libhsakmt gave it on a discrete GPU; the address the caller
+ * passes is not used), and only while kfdsync or amdkfd holds a reference
+ * on the amdkfd process: amdkfd unmaps a GPU buffer
+ * (kfd_process_kunmap_signal_bo()) and frees the page
+ * (kfd_event_free_process()) only in kfd_process_wq_release(), which runs
+ * once the process's last reference is gone. Each place a slot is touched,
+ * and what keeps the page mapped then:
+ *
+ * - the GPU hook (read, mark): amdkfd's reference, taken by
+ *   kfd_signal_event_interrupt() before it reads the slot itself;
+ * - registration (read, mark a pending write): the reference
+ *   kfdsync_slot_subscribe() holds from before it finds the slot until
+ *   the slot is visible to the free hook;
+ * - kfdsync_slot_peek() (fdinfo, debugfs; read): a reference taken for
+ *   the read, which finds nothing once amdkfd has let the process go;
+ * - CPU sets, destroys, errors and the free hook touch no slot.
+ *
+ * The free hook (kfd_event_free_process(), after the unmap) marks every
+ * slot of the process dead; nothing reads a dead slot. An event amdkfd
+ * destroys ends its slot (the id may be reused for another event). Nothing
+ * pins the page: the reference is what keeps it. File and line of each of
+ * these in amdkfd's sources of every release: kmod/README.md, "Slot
+ * lifetime".
  *
  * Objects. A &struct kfdsync_proc per amdkfd process with watched slots,
  * found by the opaque kfd_process pointer (GPU hooks) and by the address
@@ -45,18 +62,20 @@
  * Walks. Ending many slots at once (a GPU reset, amdkfd freeing a process,
  * amdgpu going away) takes a process's lock for KFDSYNC_SLOT_BATCH slots at
  * a time, by id, and never holds kfdsync_procs_lock longer than it takes to
- * pick the processes: any GPU user can hang a queue and force a reset, and
- * the hooks run with preemption off. A reset only picks the processes
- * (walking the list under RCU) and leaves the ending to a worker, in
- * process context; amdgpu going away ends them in its notifier, preemptibly;
- * amdkfd freeing one process ends its slots in the hook, as it must, since
- * the page goes next. The worker ends fences, so its workqueue has a rescuer
- * (WQ_MEM_RECLAIM).
+ * pick the processes: any GPU user can hang a queue and force a reset, or
+ * raise VM faults at will, and the hooks run with preemption off. The
+ * hooks only pick the processes (a reset walks the list under RCU) and
+ * leave the ending to a worker, in process context: a reset, an exception,
+ * and amdkfd freeing a process, whose hook first makes the process
+ * unreachable (dead, out of the tables: nothing can read its page after
+ * the hook returns) in constant time. amdgpu going away ends them in its
+ * notifier, preemptibly. The worker ends fences, so its workqueue has a
+ * rescuer (WQ_MEM_RECLAIM).
  *
  * Locking: kfdsync_slot_mutex serialises creation and the end of all slots
  * (process context); kfdsync_procs_lock protects the hash tables and the
- * list of processes (RCU readers); kfdsync_end_lock the processes a reset
- * left to the worker; &kfdsync_proc.lock a process's table and state;
+ * list of processes (RCU readers); kfdsync_end_lock the processes the
+ * hooks left to the worker; &kfdsync_proc.lock a process's table and state;
  * &kfdsync_slot.lock a slot's subscribers and state, and nests inside
  * &kfdsync_proc.lock; the subscribers' own locks nest inside it. Readers of
  * the tables use RCU; processes and slots are freed after a grace period.
@@ -104,8 +123,13 @@ struct kfdsync_slot_chunk {
  * @by_kp:	Entry in kfdsync_procs_by_kp while published.
  * @by_mm:	Entry in kfdsync_procs_by_mm while published.
  * @node:	Entry in kfdsync_procs (RCU) while published.
- * @end_node:	Entry in kfdsync_end_list while a reset's end is pending
- *		(kfdsync_end_lock); the list holds a reference.
+ * @end_node:	Entry in kfdsync_end_list while an end of its slots is
+ *		pending (kfdsync_end_lock); the list holds a reference.
+ * @end_error:	The -errno that end gives its slots (kfdsync_end_lock):
+ *		the first one queued.
+ * @end_cause:	Why, a KFDSYNC_END_* for the trace (kfdsync_end_lock).
+ * @end_kill:	That end is for good: amdkfd freed the process
+ *		(kfdsync_end_lock).
  * @gone_node:	Entry in kfdsync_slot_all_end()'s list (kfdsync_slot_mutex).
  * @kp:		amdkfd's struct kfd_process, an identity only (no
  *		reference); valid while published.
@@ -126,6 +150,9 @@ struct kfdsync_proc {
 	struct hlist_node by_mm;
 	struct list_head node;
 	struct list_head end_node;
+	int end_error;
+	u32 end_cause;
+	bool end_kill;
 	struct list_head gone_node;
 	const void *kp;
 	struct mm_struct *mm;
@@ -503,30 +530,99 @@ static void kfdsync_proc_end(struct kfdsync_proc *proc, int error, bool kill,
 	} while (more);
 }
 
+/* End the slots of the processes the hooks left, in process context. */
+static void kfdsync_end_work_fn(struct work_struct *work)
+{
+	struct kfdsync_proc *proc;
+	u32 cause;
+	bool kill;
+	int error;
+
+	for (;;) {
+		spin_lock(&kfdsync_end_lock);
+		proc = list_first_entry_or_null(&kfdsync_end_list,
+						struct kfdsync_proc, end_node);
+		if (proc) {
+			list_del_init(&proc->end_node);
+			error = proc->end_error;
+			cause = proc->end_cause;
+			kill = proc->end_kill;
+		}
+		spin_unlock(&kfdsync_end_lock);
+		if (!proc)
+			return;
+		trace_kfdsync_end(cause, error, 0, 0);
+		kfdsync_proc_end(proc, error, kill, true);
+		kfdsync_proc_put(proc);	/* the list's */
+	}
+}
+
+/*
+ * Leave the end of @proc's slots with @error (with @kill, for good) for
+ * @cause (KFDSYNC_END_*) to the worker; an end already pending keeps its
+ * error and gains @kill. Return: whether @proc had slots left to end.
+ */
+static bool kfdsync_proc_queue_end(struct kfdsync_proc *proc, u32 cause,
+				   int error, bool kill)
+{
+	bool queued = false;
+
+	/* Its last slot is going: nothing left to end. */
+	if (!kref_get_unless_zero(&proc->ref))
+		return false;
+	spin_lock(&kfdsync_end_lock);
+	if (list_empty(&proc->end_node)) {
+		list_add_tail(&proc->end_node, &kfdsync_end_list);
+		proc->end_error = error;
+		proc->end_cause = cause;
+		proc->end_kill = kill;
+		queued = true;
+	} else {
+		proc->end_kill |= kill;
+	}
+	spin_unlock(&kfdsync_end_lock);
+	if (queued)
+		queue_work(kfdsync_slot_wq, &kfdsync_end_work);
+	else
+		kfdsync_proc_put(proc);
+	return true;
+}
+
 /**
  * kfdsync_slot_process_free() - hook: amdkfd frees a process's events
  * @kp: amdkfd's process
  *
- * Its signal page goes next: every slot ends (-EIO) before this returns.
+ * Its signal page goes next. Nothing can read it from now on: the process
+ * takes no new slot and leaves the tables, so no hook, registration or
+ * peek finds it (and every reader holds a reference on amdkfd's process,
+ * which this call comes after the last of). Its slots end (-EIO) shortly
+ * after, from a worker: constant time here, whatever the number of slots.
  */
 void kfdsync_slot_process_free(const void *kp)
 {
 	u64 entry = ktime_get_ns(), since;
 	struct kfdsync_proc *proc;
+	bool queued = false;
 
-	trace_kfdsync_end(KFDSYNC_END_FREE, -EIO, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc) {
-		/* Dead first: no slot is added behind the walk. */
-		kfdsync_proc_end(proc, -EIO, true, false);
+		/* Dead first: no slot is added behind the worker. */
+		spin_lock(&proc->lock);
+		proc->dead = true;
+		spin_unlock(&proc->lock);
 		spin_lock(&kfdsync_procs_lock);
 		since = ktime_get_ns();
 		kfdsync_proc_unhash_locked(proc);
 		kfdsync_held(&kfdsync_held_table, since);
 		spin_unlock(&kfdsync_procs_lock);
+		queued = kfdsync_proc_queue_end(proc, KFDSYNC_END_FREE, -EIO,
+						true);
 	}
 	rcu_read_unlock();
+	/* The worker says it for what it ends. */
+	if (!queued)
+		trace_kfdsync_end(KFDSYNC_END_FREE, -EIO, 0, 0);
 	kfdsync_held(&kfdsync_held_hook, entry);
 }
 
@@ -534,59 +630,21 @@ void kfdsync_slot_process_free(const void *kp)
  * kfdsync_slot_process_error() - hook: an exception hit a process
  * @kp: amdkfd's process (referenced by the caller)
  * @error: -EIO or -EFAULT
+ *
+ * Its slots end with @error shortly after, from a worker: any GPU user can
+ * raise faults at will, so the hook only picks the process.
  */
 void kfdsync_slot_process_error(const void *kp, int error)
 {
 	u64 entry = ktime_get_ns();
 	struct kfdsync_proc *proc;
 
-	trace_kfdsync_end(KFDSYNC_END_EXCEPTION, error, 0, 0);
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
-		kfdsync_proc_end(proc, error, false, false);
+		kfdsync_proc_queue_end(proc, KFDSYNC_END_EXCEPTION, error, false);
 	rcu_read_unlock();
 	kfdsync_held(&kfdsync_held_hook, entry);
-}
-
-/* End the slots of the processes a reset left, in process context. */
-static void kfdsync_end_work_fn(struct work_struct *work)
-{
-	struct kfdsync_proc *proc;
-
-	for (;;) {
-		spin_lock(&kfdsync_end_lock);
-		proc = list_first_entry_or_null(&kfdsync_end_list,
-						struct kfdsync_proc, end_node);
-		if (proc)
-			list_del_init(&proc->end_node);
-		spin_unlock(&kfdsync_end_lock);
-		if (!proc)
-			return;
-		trace_kfdsync_end(KFDSYNC_END_RESET, -EIO, 0, 0);
-		kfdsync_proc_end(proc, -EIO, false, true);
-		kfdsync_proc_put(proc);	/* the list's */
-	}
-}
-
-/* Leave the end of @proc's slots (-EIO) to the worker. */
-static void kfdsync_proc_queue_end(struct kfdsync_proc *proc)
-{
-	bool queued = false;
-
-	/* Its last slot is going: nothing left to end. */
-	if (!kref_get_unless_zero(&proc->ref))
-		return;
-	spin_lock(&kfdsync_end_lock);
-	if (list_empty(&proc->end_node)) {
-		list_add_tail(&proc->end_node, &kfdsync_end_list);
-		queued = true;
-	}
-	spin_unlock(&kfdsync_end_lock);
-	if (queued)
-		queue_work(kfdsync_slot_wq, &kfdsync_end_work);
-	else
-		kfdsync_proc_put(proc);
 }
 
 /*
@@ -601,7 +659,7 @@ static void kfdsync_slot_reset(const void *kdev)
 	rcu_read_lock();
 	list_for_each_entry_rcu(proc, &kfdsync_procs, node) {
 		if (!kdev || kfdsync_amdkfd_process_uses(proc->mm, proc->kp, kdev))
-			kfdsync_proc_queue_end(proc);
+			kfdsync_proc_queue_end(proc, KFDSYNC_END_RESET, -EIO, false);
 	}
 	rcu_read_unlock();
 }
@@ -654,65 +712,6 @@ void kfdsync_slot_all_end(int error)
 		kfdsync_proc_put(proc);
 	}
 	mutex_unlock(&kfdsync_slot_mutex);
-}
-
-static int kfdsync_follow_pfn(struct vm_area_struct *vma, unsigned long addr,
-			      unsigned long *pfn)
-{
-#ifdef KFDSYNC_HAVE_FOLLOW_PFNMAP
-	struct follow_pfnmap_args args = { .vma = vma, .address = addr };
-	int ret;
-
-	ret = follow_pfnmap_start(&args);
-	if (ret)
-		return ret;
-	*pfn = args.pfn;
-	follow_pfnmap_end(&args);
-	return 0;
-#else
-	return follow_pfn(vma, addr, pfn);
-#endif
-}
-
-/*
- * The kernel address of slot @id at @addr in the caller's address space:
- * @addr must be exactly slot @id of a whole /dev/kfd events mapping of the
- * caller (whose page is that of the caller's amdkfd process). With a NULL
- * @kaddr, only check that.
- */
-static int kfdsync_slot_resolve(u32 id, unsigned long addr, u64 **kaddr)
-{
-	struct mm_struct *mm = current->mm;
-	unsigned long pfn = 0, first = 0;
-	struct vm_area_struct *vma;
-	int ret = -EINVAL;
-
-	if (mmap_read_lock_killable(mm))
-		return -EINTR;
-	vma = vma_lookup(mm, addr);
-	if (!vma || !kfdsync_amdkfd_is_events_vma(vma) ||
-	    addr != vma->vm_start + (unsigned long)id * sizeof(u64) ||
-	    addr + sizeof(u64) > vma->vm_end)
-		goto out_unlock;
-	if (!kaddr) {
-		ret = 0;
-		goto out_unlock;
-	}
-	/*
-	 * The mapping is one physically contiguous area from its start
-	 * (amdkfd's remap_pfn_range() of the signal page): check that, so
-	 * the slot is the one amdkfd reads for @id.
-	 */
-	if (kfdsync_follow_pfn(vma, vma->vm_start, &first) ||
-	    kfdsync_follow_pfn(vma, addr, &pfn) ||
-	    pfn != first + ((unsigned long)id * sizeof(u64) >> PAGE_SHIFT) ||
-	    !pfn_valid(pfn))
-		goto out_unlock;
-	*kaddr = (u64 *)((char *)pfn_to_kaddr(pfn) + offset_in_page(addr));
-	ret = 0;
-out_unlock:
-	mmap_read_unlock(mm);
-	return ret;
 }
 
 /*
@@ -786,11 +785,7 @@ static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
 	}
 	entry = kfdsync_proc_entry(proc, id);
 	slot = rcu_dereference_protected(*entry, lockdep_is_held(&proc->lock));
-	/* A different page cannot happen: one signal page per process. */
-	if (slot && slot->addr != kaddr) {
-		spin_unlock(&proc->lock);
-		return -EINVAL;
-	}
+	/* One signal page per process, set once: the same slot. */
 	*used = !slot;
 	if (!slot) {
 		slot = fresh;
@@ -809,22 +804,46 @@ static int kfdsync_slot_add(struct kfdsync_proc *proc, u32 id, u64 *kaddr,
 	return 0;
 }
 
+/* Test hook (<debugfs>/kfdsync/inject "unwatchable"): watch no slot. */
+static bool kfdsync_slot_unwatchable;
+
+/**
+ * kfdsync_slot_watchable() - would the caller's events be watched now?
+ *
+ * Return: whether the hooks are active and the caller's amdkfd process has
+ * a signal page (kfdsync_slot_subscribe() would find its slots).
+ */
+bool kfdsync_slot_watchable(void)
+{
+	bool page;
+	void *kp;
+
+	if (READ_ONCE(kfdsync_slot_unwatchable) || !current->mm)
+		return false;
+	kp = kfdsync_amdkfd_process_get(current->mm);
+	if (!kp)
+		return false;
+	page = kfdsync_amdkfd_kprobes_fire() && kfdsync_amdkfd_slot(kp, 1);
+	kfdsync_amdkfd_process_put(kp);
+	return page;
+}
+
 /**
  * kfdsync_slot_subscribe() - watch slot @id of the caller's amdkfd process
  * @sub: the subscription (its @ops set)
  * @id: the event id, 1 to %KFDSYNC_EVENT_ID_LIMIT - 1
- * @addr: the slot in the caller's address space: exactly slot @id of a
- *	  whole /dev/kfd events mapping
  *
- * Only while the hooks are active. From now on @sub is told of every
- * signal of the slot, until it unsubscribes; the signal pending in the slot
- * now, if any, is not one.
+ * Only while the hooks are active. The slot is found by @id through
+ * amdkfd's own state (kfdsync_amdkfd_slot()). From now on @sub is told of
+ * every signal of the slot, until it unsubscribes; the signal pending in
+ * the slot now, if any, is not one.
  *
- * Return: 0; -EINVAL if the caller has no amdkfd process, or @addr is not
- * that slot, or the process is going; -ENOMEM; -EINTR.
+ * Return: 0; -ENOENT if the hooks cannot watch the slot: the caller has no
+ * amdkfd process, or it has no signal page yet (no signal event), or the
+ * hooks went meanwhile, or kprobes do not fire now (root disarmed them);
+ * -EINVAL if the process is going; -ENOMEM.
  */
-int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id,
-			   unsigned long addr)
+int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id)
 {
 	struct mm_struct *mm = current->mm;
 	struct kfdsync_slot_chunk *chunk;
@@ -849,15 +868,20 @@ int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id,
 	INIT_LIST_HEAD(&fresh->subs);
 
 	/* Held until the slot is visible to the free hook. */
-	kp = kfdsync_amdkfd_process_get(mm);
+	kp = READ_ONCE(kfdsync_slot_unwatchable) ? NULL :
+	     kfdsync_amdkfd_process_get(mm);
 	if (!kp) {
 		kfree(fresh);
 		kfree(chunk);
-		return -EINVAL;
+		return -ENOENT;
 	}
-	ret = kfdsync_slot_resolve(id, addr, &kaddr);
-	if (ret)
+	/* kprobes disarmed: the free hook may have been missed. */
+	kaddr = kfdsync_amdkfd_kprobes_fire() ? kfdsync_amdkfd_slot(kp, id) :
+						NULL;
+	if (!kaddr) {
+		ret = -ENOENT;
 		goto out_put;
+	}
 
 	mutex_lock(&kfdsync_slot_mutex);
 	proc = kfdsync_proc_get(kp, mm);
@@ -878,23 +902,6 @@ out_put:
 		kfree(fresh);
 	kfree(chunk);
 	return ret;
-}
-
-/**
- * kfdsync_slot_check() - is @addr slot @id of the caller's events mapping?
- * @id: the event id
- * @addr: the address in the caller's address space
- *
- * For registrations that do not watch the slot (relay mode): the same
- * check of the mapping, without reading anything.
- *
- * Return: 0, -EINVAL, or -EINTR.
- */
-int kfdsync_slot_check(u32 id, unsigned long addr)
-{
-	if (!id || id >= KFDSYNC_EVENT_ID_LIMIT)
-		return -EINVAL;
-	return kfdsync_slot_resolve(id, addr, NULL);
 }
 
 static void kfdsync_slot_free_rcu(struct rcu_head *rcu)
@@ -934,27 +941,52 @@ void kfdsync_slot_unsubscribe(struct kfdsync_slot_sub *sub)
 }
 
 /**
- * kfdsync_slot_peek() - a subscribed slot's value, for debugfs
+ * kfdsync_slot_peek() - a subscribed slot's value, for fdinfo and debugfs
  * @sub: the subscription, maybe being unsubscribed
  * @value: out: the slot's value, if it is alive
+ *
+ * Reads the slot only with a reference on its amdkfd process, taken by
+ * address space: none once amdkfd let the process go (its page may be
+ * unmapped before the free hook runs), whether or not the hooks still
+ * fire. Process context.
  *
  * Return: true if the slot is alive (and @value set).
  */
 bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value)
 {
 	struct kfdsync_slot *slot;
+	struct mm_struct *mm;
 	bool alive = false;
+	const void *kp;
+	void *ref;
 
 	rcu_read_lock();
 	slot = READ_ONCE(sub->slot);
-	if (slot) {
-		spin_lock(&slot->lock);
-		alive = !slot->dead;
-		if (alive)
-			*value = READ_ONCE(*slot->addr);
-		spin_unlock(&slot->lock);
-	}
+	mm = slot ? slot->proc->mm : NULL;
+	kp = slot ? slot->proc->kp : NULL;
+	/* The process struct (and its mmgrab()) outlives this grace period. */
+	if (mm)
+		mmgrab(mm);
 	rcu_read_unlock();
+	if (!mm)
+		return false;
+	ref = kfdsync_amdkfd_process_get(mm);
+	/* kprobes disarmed: the free hook may have been missed; read nothing. */
+	if (ref == kp && kfdsync_amdkfd_kprobes_fire()) {
+		rcu_read_lock();
+		slot = READ_ONCE(sub->slot);
+		if (slot) {
+			spin_lock(&slot->lock);
+			alive = !slot->dead;
+			if (alive)
+				*value = READ_ONCE(*slot->addr);
+			spin_unlock(&slot->lock);
+		}
+		rcu_read_unlock();
+	}
+	if (ref)
+		kfdsync_amdkfd_process_put(ref);
+	mmdrop(mm);
 	return alive;
 }
 
@@ -1006,7 +1038,9 @@ static const struct file_operations kfdsync_slots_fops = {
  * Fault injection for tests and benchmarks, where no GPU can be reset:
  * "reset" ends every watched process's slots as a GPU reset that hit every
  * process would (-EIO); "end" ends every slot for good, as amdgpu going
- * away does.
+ * away does; "unwatchable" makes every registration from then on take the
+ * path of a slot the hooks cannot watch (the event goes to the relay),
+ * "watchable" undoes it.
  */
 static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
 				    size_t len, loff_t *ppos)
@@ -1019,6 +1053,10 @@ static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
 		kfdsync_slot_device_reset(NULL);
 	else if (sysfs_streq(cmd, "end"))
 		kfdsync_slot_all_end(-EIO);
+	else if (sysfs_streq(cmd, "unwatchable"))
+		WRITE_ONCE(kfdsync_slot_unwatchable, true);
+	else if (sysfs_streq(cmd, "watchable"))
+		WRITE_ONCE(kfdsync_slot_unwatchable, false);
 	else
 		return -EINVAL;
 	return len;

@@ -49,10 +49,9 @@ struct kfdsync_slot_sub {
 	const struct kfdsync_slot_sub_ops *ops;
 };
 
-int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id,
-			   unsigned long addr);
+int kfdsync_slot_subscribe(struct kfdsync_slot_sub *sub, u32 id);
 void kfdsync_slot_unsubscribe(struct kfdsync_slot_sub *sub);
-int kfdsync_slot_check(u32 id, unsigned long addr);
+bool kfdsync_slot_watchable(void);
 bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value);
 
 /* The hooks' reports (struct kfdsync_amdkfd_ops). */

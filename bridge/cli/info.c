@@ -33,7 +33,7 @@ static const struct {
 	{ KFDSYNC_CAP_DMABUF, "dmabuf" }, { KFDSYNC_CAP_DEADLINE, "deadline" },
 	{ KFDSYNC_CAP_SYNCOBJ, "syncobj" }, { KFDSYNC_CAP_SYNCOBJ_EVENTFD, "syncobj_eventfd" },
 	{ KFDSYNC_CAP_AMDGPU, "amdgpu" }, { KFDSYNC_CAP_MODULE_ABI, "module_abi" },
-	{ KFDSYNC_CAP_AMDKFD_ABI, "amdkfd_abi" },
+	{ KFDSYNC_CAP_AMDKFD_ABI, "amdkfd_abi" }, { KFDSYNC_CAP_HOOKS_WATCH, "hooks_watch" },
 };
 
 #define NCAPS (sizeof(caps_names) / sizeof(caps_names[0]))

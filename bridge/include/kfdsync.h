@@ -258,7 +258,7 @@ struct kfdsync_module_status {
 	uint32_t source;            /**< KFDSYNC_SOURCE_* an event registered now gets */
 	uint32_t relay_reason;      /**< KFDSYNC_RELAY_*, 0 with the hooks */
 	uint32_t hooks;             /**< KFDSYNC_HOOK_* bits attached now */
-	uint32_t pad;               /**< zeroed */
+	uint32_t watch;             /**< KFDSYNC_STATUS_WATCH_* bits of the caller (0 from older modules) */
 	uint64_t hooks_missed;      /**< hook hits the kernel missed (0 normally) */
 	uint32_t user_contexts;     /**< open contexts of the caller's user */
 	uint32_t user_timelines;    /**< open CPU timelines of the user */
@@ -334,8 +334,9 @@ int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
 #define KFDSYNC_CAP_EVENTS		(1u << 1)
 /**
  * A KFDSYNC_CTX_DISPATCH context needs no thread for events registered
- * now: the hooks count them, or amdkfd reports event ages (Linux 6.5+).
- * Without it, kfdsync_event_add() of such a context fails in relay mode.
+ * now: the hooks watch them (KFDSYNC_CAP_HOOKS_WATCH), or amdkfd reports
+ * event ages (Linux 6.5+). Without it, kfdsync_event_add() of such a
+ * context fails with `-EOPNOTSUPP` for an event that is relayed.
  */
 #define KFDSYNC_CAP_DISPATCH		(1u << 2)
 /** HSA signal exports and imports (KFDSYNC_IOCTL_EXPORT_CONDITION). */
@@ -366,6 +367,14 @@ int kfdsync_ctx_get_amdkfd_abi(struct kfdsync_ctx *ctx,
  * mismatch, no BTF, nothing checked).
  */
 #define KFDSYNC_CAP_AMDKFD_ABI		(1u << 12)
+/**
+ * The hooks watch this process's KFD events (KFDSYNC_STATUS_WATCH_SLOTS):
+ * they are attached and amdkfd has the process's signal page (made with its
+ * first signal event, or the GPU buffer of a discrete GPU). Without it an
+ * event registered now is relayed (its source is KFDSYNC_SOURCE_RELAY),
+ * which kfdsync_event_add() does by itself.
+ */
+#define KFDSYNC_CAP_HOOKS_WATCH		(1u << 13)
 /** @} */
 
 /**
@@ -583,15 +592,18 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  * Register one of the caller's KFD signal events.
  *
  * @param event_id   the amdkfd event id (HsaEvent.EventId)
- * @param slot_addr  the event's slot in the caller's KFD events page
- *   (HsaEvent.EventData.HWData2)
+ * @param slot_addr  HsaEvent.EventData.HWData2, or 0: only checked for
+ *   alignment (kfdsync.ko finds the slot by id, also where the events page
+ *   is a discrete GPU's buffer)
  * @param[out] age   the event's age now (0), may be NULL
  *
- * In relay mode this also starts the event's relay (see "The relay"); if
- * that fails, the event is unregistered again.
+ * When the event is relayed (relay mode, or the hooks cannot watch it:
+ * kfdsync_event_get_state()'s source says which) this also starts the
+ * event's relay (see "The relay"); if that fails, the event is unregistered
+ * again.
  *
- * @return 0, `-EINVAL` not a signal event's slot in the caller's amdkfd
- *   events page (or a bad id), `-EEXIST` registered already, `-ENOSPC` the
+ * @return 0, `-EINVAL` a bad id or a misaligned @p slot_addr,
+ *   `-EEXIST` registered already, `-ENOSPC` the
  *   context's limit of events is reached (or, relay mode, no amdkfd event
  *   left for a relay thread's wake-up event, or the relay's 4 threads of
  *   1024 events are full), `-EPERM` the context belongs to another process,

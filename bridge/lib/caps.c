@@ -69,6 +69,8 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_
 	if (kfdsync_ctx_get_module_status(ctx, &st) == 0) {
 		caps->source = st.source;
 		caps->relay_reason = st.relay_reason;
+		if (st.watch & KFDSYNC_STATUS_WATCH_SLOTS)
+			c |= KFDSYNC_CAP_HOOKS_WATCH;
 		memcpy(caps->relay_detail, st.detail, sizeof(caps->relay_detail));
 	} else {
 		/* A module older than STATUS: INFO says as much. */
@@ -99,7 +101,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_
 	if (!ret)
 		c |= KFDSYNC_CAP_EVENTS;
 	/* No thread needed: the hooks count, or a probe loses nothing (ages). */
-	if (!ret && (caps->source == KFDSYNC_SOURCE_HOOKS || caps->kfd_version >= KFD_AGES_VERSION))
+	if (!ret && ((c & KFDSYNC_CAP_HOOKS_WATCH) || caps->kfd_version >= KFD_AGES_VERSION))
 		c |= KFDSYNC_CAP_DISPATCH;
 
 	if (module_has(ctx->fd, KFDSYNC_IOCTL_EXPORT_CONDITION))
@@ -135,7 +137,7 @@ KFDSYNC_EXPORT int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_
 	uint32_t need_kv = 0;
 	char why[256] = "";
 
-	if (!caps || (size && !buf) || !cap || (cap & (cap - 1)) || cap > KFDSYNC_CAP_AMDKFD_ABI)
+	if (!caps || (size && !buf) || !cap || (cap & (cap - 1)) || cap > KFDSYNC_CAP_HOOKS_WATCH)
 		return -EINVAL;
 	if (caps->supported & cap) {
 		if (size)
@@ -181,6 +183,15 @@ KFDSYNC_EXPORT int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_
 		break;
 	case KFDSYNC_CAP_AMDGPU:
 		snprintf(why, sizeof(why), "libkfdsync was built without libdrm_amdgpu");
+		break;
+	case KFDSYNC_CAP_HOOKS_WATCH:
+		if (caps->source != KFDSYNC_SOURCE_HOOKS)
+			snprintf(why, sizeof(why), "relay mode: %s",
+				 caps->relay_detail[0] ? caps->relay_detail :
+				 "kfdsync's hooks are not attached");
+		else
+			snprintf(why, sizeof(why), "amdkfd has no signal page for this process "
+				 "yet (it makes one with the first signal event): events are relayed");
 		break;
 	case KFDSYNC_CAP_AMDKFD_ABI:
 		snprintf(why, sizeof(why), "amdkfd ABI %s: %s",

@@ -147,6 +147,7 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_module_status(struct kfdsync_ctx *ctx,
 	status->source = ks.source;
 	status->relay_reason = ks.relay_reason;
 	status->hooks = ks.hooks;
+	status->watch = ks.watch;
 	status->hooks_missed = ks.hooks_missed;
 	status->user_contexts = ks.user_contexts;
 	status->user_timelines = ks.user_timelines;

@@ -13,9 +13,13 @@
  * argument added, a pointer to another structure, another return type,
  * event_id moved, a probed function gone, a name twice, blobs that do not
  * parse): each is refused with its reason. Last, random corruption must
- * never make the walker read out of bounds (run under ASan/UBSan).
+ * never make the walker read out of bounds (run under ASan/UBSan). And
+ * IBT: with the real code of Debian's 6.1 and 6.12 amdgpu.ko (--entries),
+ * every function kfdsync probes is found without an ENDBR64, and one it
+ * calls through a pointer only with one left after module load.
  *
- *   btf_gate FIXTURES_DIR [--real LABEL=DIR]... [--missing LABEL=REASON]...
+ *   btf_gate FIXTURES_DIR [--real LABEL=DIR]... [--entries LABEL=FILE]...
+ *            [--missing LABEL=REASON]...
  *
  * Output is TAP.
  */
@@ -102,18 +106,25 @@ static const char *abi_name(const struct kfdsync_abi_verdict *v)
 
 #define LOOKUP_TWO_ARGS "kfd_lookup_process_by_pasid takes 2 arguments, ABI 6.12 has 1"
 
+/*
+ * With a match, where the members kfdsync reads are (byte offsets, as
+ * tools/btf-fixtures show prints them from the whole BTF, an independent
+ * reader): struct kfd_process's signal_page, struct kfd_signal_page's
+ * kernel_address.
+ */
 static const struct expect {
 	const char *prefix;	/* of the kernel release */
 	uint32_t result;
 	const char *abi;
 	const char *reason;
+	uint32_t off[KFDSYNC_ABI_OFFSETS];
 } expects[] = {
-	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
-	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "" },
-	{ "6.16.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
-	{ "6.17.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
-	{ "6.18.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
-	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", { 408, 0 } },
+	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "", { 792, 0 } },
+	{ "6.16.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
+	{ "6.17.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
+	{ "6.18.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
+	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
 };
 
 static const struct expect *expect_of(const char *release)
@@ -144,6 +155,12 @@ static void check_kernel(const char *what, const char *release, const char *dir)
 	       "%s_%s_verdict (%s, ABI %s, \"%s\"; want %s, ABI %s, \"%s\")", what, release,
 	       result_name(v.result), abi_name(&v), v.reason, result_name(e->result),
 	       e->abi, e->reason);
+	if (e->result == KFDSYNC_AMDKFD_ABI_MATCH)
+		tap_ok(!memcmp(v.off, e->off, sizeof(v.off)),
+		       "%s_%s_slot_offsets (signal_page at byte %u, kernel_address at %u; want %u, %u)",
+		       what, release, v.off[KFDSYNC_ABI_OFF_SIGNAL_PAGE],
+		       v.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS], e->off[KFDSYNC_ABI_OFF_SIGNAL_PAGE],
+		       e->off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]);
 	pair_free(&p);
 }
 
@@ -283,6 +300,93 @@ static struct btf_member *event_id(struct view *w)
 	tap_bail("fixture: no kfd_event.event_id");
 }
 
+/* Member @member of the (only) struct @name of the split blob. */
+static struct btf_member *member(struct view *w, const char *name, const char *member)
+{
+	unsigned int count, i;
+	uint32_t id = kfdsync_btf_find(&w->split, BTF_KIND_STRUCT, name, &count);
+	struct btf_type *t = type_of(w, id);
+	struct btf_member *m = (struct btf_member *)(t + 1);
+
+	for (i = 0; count == 1 && i < BTF_INFO_VLEN(t->info); i++)
+		if (!strcmp(kfdsync_btf_name(&w->split, m[i].name_off), member))
+			return &m[i];
+	tap_bail("fixture: no struct %s.%s", name, member);
+}
+
+static void kernel_address_unaligned(struct pair *p, struct view *w)
+{
+	(void)p;
+	member(w, "kfd_signal_page", "kernel_address")->offset = 32;
+}
+
+static void kernel_address_outside(struct pair *p, struct view *w)
+{
+	(void)p;
+	/* struct kfd_signal_page has 24 bytes: the last 8 are a bool and padding. */
+	member(w, "kfd_signal_page", "kernel_address")->offset = 24 * 8;
+}
+
+static void kernel_address_moved(struct pair *p, struct view *w)
+{
+	(void)p;
+	member(w, "kfd_signal_page", "kernel_address")->offset = 128;
+}
+
+static void slot_type_u32(struct pair *p, struct view *w)
+{
+	/* event_id's type is a u32: a pointer to it will do, if one exists. */
+	struct btf_member *ka = member(w, "kfd_signal_page", "kernel_address");
+	uint32_t u32_id = member(w, "kfd_event", "event_id")->type;
+	struct btf_type *ptr = type_of(w, ka->type);
+
+	(void)p;
+	if (!ptr || BTF_INFO_KIND(ptr->info) != BTF_KIND_PTR)
+		tap_bail("fixture: kernel_address is not a pointer");
+	ptr->type = u32_id;
+}
+
+/* The slot's integer named as the other 64-bit one: long vs long long. */
+static void slot_type_long(struct pair *p, struct view *w)
+{
+	struct btf_member *ka = member(w, "kfd_signal_page", "kernel_address");
+	struct btf_type *ptr = type_of(w, ka->type);
+	struct btf_type *u64 = ptr ? (struct btf_type *)kfdsync_btf_type(&w->split, ptr->type)
+				   : NULL;
+	char *name;
+
+	(void)p;
+	while (u64 && BTF_INFO_KIND(u64->info) == BTF_KIND_TYPEDEF)	/* uint64_t, __u64 */
+		u64 = (struct btf_type *)kfdsync_btf_type(&w->split, u64->type);
+	name = u64 ? (char *)kfdsync_btf_name(&w->split, u64->name_off) : NULL;
+	if (!name || strcmp(name, "long long unsigned int"))
+		tap_bail("fixture: kernel_address is not a long long unsigned int *");
+	/* "long long unsigned int" -> "long unsigned int" + padding NULs. */
+	memmove(name + 5, name + 10, strlen(name + 10) + 1);
+}
+
+/* const under a pointer turned volatile: another type for a kCFI call. */
+static void const_became_volatile(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "kfd_lookup_process_by_mm") + 1);
+	struct btf_type *ptr = type_of(w, param[0].type);
+	struct btf_type *cnst = ptr ? (struct btf_type *)kfdsync_btf_type(&w->split, ptr->type)
+				    : NULL;
+
+	(void)p;
+	if (!cnst || BTF_INFO_KIND(cnst->info) != BTF_KIND_CONST)
+		tap_bail("fixture: kfd_lookup_process_by_mm's argument is not const");
+	cnst->info = (cnst->info & ~(0x1fU << 24)) | (BTF_KIND_VOLATILE << 24);
+}
+
+static void signal_page_not_a_page(struct pair *p, struct view *w)
+{
+	(void)p;
+	/* set_event()'s argument: a struct kfd_event pointer. */
+	member(w, "kfd_process", "signal_page")->type =
+		((struct btf_param *)(proto(w, "set_event") + 1))[0].type;
+}
+
 static void event_id_moved(struct pair *p, struct view *w)
 {
 	(void)p;
@@ -307,7 +411,7 @@ static void probed_function_gone(struct pair *p, struct view *w)
 static void name_twice(struct pair *p, struct view *w)
 {
 	(void)p;
-	func(w, "kfd_mmap")->name_off = func(w, "kfd_set_event")->name_off;
+	func(w, "kfd_signal_hw_exception_event")->name_off = func(w, "kfd_set_event")->name_off;
 }
 
 static void type_id_out_of_range(struct pair *p, struct view *w)
@@ -315,6 +419,15 @@ static void type_id_out_of_range(struct pair *p, struct view *w)
 	struct btf_param *param = (struct btf_param *)(proto(w, "kfd_lookup_process_by_pasid") + 1);
 
 	(void)p;
+	param[0].type = 0x7ffff;
+}
+
+static void mismatch_then_unparsable(struct pair *p, struct view *w)
+{
+	struct btf_param *param = (struct btf_param *)(proto(w, "set_event_from_interrupt") + 1);
+
+	/* A difference first (kfd_set_event is checked earlier), then junk. */
+	return_void(p, w);
 	param[0].type = 0x7ffff;
 }
 
@@ -334,7 +447,7 @@ static void bad_magic(struct pair *p, struct view *w)
 static void unknown_kind(struct pair *p, struct view *w)
 {
 	(void)p;
-	func(w, "kfd_mmap")->info |= 0x1fU << 24;
+	func(w, "kfd_unref_process")->info |= 0x1fU << 24;
 }
 
 static void strings_unterminated(struct pair *p, struct view *w)
@@ -379,19 +492,34 @@ static const struct mutation {
 	{ "pointer_to_other_struct", pointer_to_other_struct, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "set_event_from_interrupt argument 2 is struct kfd_process *, ABI 6.12 has struct kfd_event *" },
 	{ "return_type_changed", return_void, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "kfd_set_event returns void, ABI 6.12 has s32" },
+	  "kfd_set_event returns void, ABI 6.12 has int" },
 	{ "argument_signedness_changed", argument_signed, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "kfd_set_event argument 2 is s32, ABI 6.12 has u32" },
+	  "kfd_set_event argument 2 is int, ABI 6.12 has unsigned int" },
 	{ "event_id_moved", event_id_moved, KFDSYNC_AMDKFD_ABI_MISMATCH,
-	  "struct kfd_event: event_id is u32 at bit 32, ABI 6.12 has u32 at bit 0" },
+	  "struct kfd_event: event_id is unsigned int at bit 32, ABI 6.12 has unsigned int at bit 0" },
 	{ "event_id_gone", event_id_renamed, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "struct kfd_event has no member event_id, ABI 6.12 has" },
+	{ "kernel_address_unaligned", kernel_address_unaligned, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_signal_page: kernel_address at bit 32 is not an aligned member of its 24 bytes" },
+	{ "kernel_address_outside_struct", kernel_address_outside, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_signal_page: kernel_address at bit 192 is not an aligned member of its 24 bytes" },
+	{ "kernel_address_moved_still_matches", kernel_address_moved, KFDSYNC_AMDKFD_ABI_MATCH, "" },
+	{ "slot_type_changed", slot_type_u32, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_signal_page: kernel_address is unsigned int *, ABI 6.12 has long long unsigned int *" },
+	{ "slot_type_long_not_long_long", slot_type_long, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_signal_page: kernel_address is long unsigned int *, ABI 6.12 has long long unsigned int *" },
+	{ "const_became_volatile", const_became_volatile, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "kfd_lookup_process_by_mm argument 1 is volatile struct mm_struct *, ABI 6.12 has const struct mm_struct *" },
+	{ "signal_page_type_changed", signal_page_not_a_page, KFDSYNC_AMDKFD_ABI_MISMATCH,
+	  "struct kfd_process: signal_page is struct kfd_event *, ABI 6.12 has struct kfd_signal_page *" },
 	{ "probed_function_gone", probed_function_gone, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "set_event is not in amdgpu's BTF" },
 	{ "function_name_twice", name_twice, KFDSYNC_AMDKFD_ABI_MISMATCH,
 	  "kfd_set_event: 2 functions of that name in amdgpu's BTF" },
 	{ "type_id_out_of_range", type_id_out_of_range, KFDSYNC_AMDKFD_ABI_NO_BTF,
 	  "amdgpu's BTF does not parse: kfd_lookup_process_by_pasid's prototype" },
+	{ "mismatch_then_unparsable", mismatch_then_unparsable, KFDSYNC_AMDKFD_ABI_NO_BTF,
+	  "amdgpu's BTF does not parse: set_event_from_interrupt's prototype" },
 	{ "truncated", truncated, KFDSYNC_AMDKFD_ABI_NO_BTF,
 	  "amdgpu's BTF does not parse: a type runs past the type section" },
 	{ "bad_magic", bad_magic, KFDSYNC_AMDKFD_ABI_NO_BTF,
@@ -429,6 +557,11 @@ static void check_mutations(const char *dir)
 		tap_ok(v.result == m->result && reason_ok,
 		       "mutation_%s (%s, \"%s\"; want %s, \"%s\")", m->name,
 		       result_name(v.result), v.reason, result_name(m->result), m->reason);
+		/* The gate reads a moved member where it moved to. */
+		if (m->fn == kernel_address_moved)
+			tap_ok(v.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS] == 16,
+			       "mutation_kernel_address_moved_read_there (byte %u, want 16)",
+			       v.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]);
 		pair_free(&p);
 	}
 }
@@ -477,6 +610,59 @@ static void check_corruption(const char *dir)
 	pair_free(&orig);
 }
 
+/*
+ * IBT on the real amdgpu.ko of @label: @file has a line per function the
+ * gate checks, "name insn state" (tools/btf-fixtures entries: its first
+ * four code bytes, and whether module load seals its ENDBR64 when IBT is
+ * enforced; 6.12's is built with CONFIG_X86_KERNEL_IBT, 6.1's is not).
+ * With IBT enforced, kfdsync must still find every function it probes or
+ * reads (static ones have no ENDBR64 at all), and call through a pointer
+ * only one whose ENDBR64 is there after load.
+ */
+#define ENDBR_POISON	0xd6401f0fU	/* what sealing writes: nopl -42(%rax) */
+
+static void check_entries(const char *label, const char *file)
+{
+	const struct kfdsync_abi *abi = &kfdsync_abis[!strncmp(label, "6.1.", 4) ?
+						     KFDSYNC_ABI_ID_6_1 : KFDSYNC_ABI_ID_6_12];
+	char name[128], state[16], no_endbr[1024] = "", sealed[1024] = "";
+	unsigned int insn, n = 0;
+	FILE *f = fopen(file, "r");
+
+	if (!f || !fgets(name, sizeof(name), f))
+		tap_bail("%s: cannot read", file);
+	while (fscanf(f, "%127s %x %15s", name, &insn, state) == 3) {
+		const struct kfdsync_abi_fn *fn = kfdsync_abi_fn(abi, name);
+		bool is_sealed = !strcmp(state, "sealed");
+		uint32_t live = is_sealed ? ENDBR_POISON : insn;
+		bool callable = insn == KFDSYNC_ABI_ENDBR64 && !is_sealed;
+
+		if (!fn)
+			continue;
+		n++;
+		if (insn != KFDSYNC_ABI_ENDBR64)
+			snprintf(no_endbr + strlen(no_endbr), sizeof(no_endbr) - strlen(no_endbr),
+				 " %s", name);
+		if (is_sealed && !fn->probed)
+			snprintf(sealed + strlen(sealed), sizeof(sealed) - strlen(sealed),
+				 " %s", name);
+		if (fn->probed)
+			tap_ok(kfdsync_abi_entry_usable(fn, live, true),
+			       "ibt_%s_%s_probed_found (code starts %08x%s)", label, name,
+			       live, is_sealed ? ", ENDBR64 sealed at load" : "");
+		else
+			tap_ok(kfdsync_abi_entry_usable(fn, live, true) == callable &&
+			       kfdsync_abi_entry_usable(fn, live, false),
+			       "ibt_%s_%s_called_%s (code starts %08x after load)", label, name,
+			       callable ? "callable" : "refused_with_ibt", live);
+	}
+	fclose(f);
+	tap_ok(n == abi->nr_fns, "ibt_%s_every_function_read (%u of %u)", label, n, abi->nr_fns);
+	printf("# %s: no ENDBR64:%s\n", label, no_endbr[0] ? no_endbr : " none");
+	printf("# %s: called through a pointer, sealed at load with IBT:%s\n", label,
+	       sealed[0] ? sealed : " none");
+}
+
 /* The fixture directory of the kernel whose release starts with @prefix. */
 static bool fixture_dir(const char *fixtures, const char *prefix, char *dir, size_t size)
 {
@@ -513,6 +699,8 @@ int main(int argc, char **argv)
 		*eq = '\0';
 		if (!strcmp(argv[i], "--real"))
 			check_kernel("real", argv[i + 1], eq + 1);
+		else if (!strcmp(argv[i], "--entries"))
+			check_entries(argv[i + 1], eq + 1);
 		else
 			tap_skip(eq + 1, "real_%s_verdict", argv[i + 1]);
 	}

@@ -20,6 +20,8 @@ typedef uint32_t u32;
 typedef int32_t s32;
 typedef uint64_t u64;
 
+#define U32_MAX			UINT32_MAX
+
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define __printf(a, b)		__attribute__((format(printf, a, b)))
 #define fallthrough		__attribute__((__fallthrough__))

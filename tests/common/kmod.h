@@ -115,6 +115,12 @@ static inline int write_text(const char *path, const char *val)
 	return write_text_flags(path, val, 0);
 }
 
+/* Write @what to <debugfs>/kfdsync/inject (kfdsync's test hooks). */
+static inline int kfdsync_inject(const char *what)
+{
+	return write_text("/sys/kernel/debug/kfdsync/inject", what);
+}
+
 /* Write kfdsync's parameter @name through sysfs. */
 static inline int kfdsync_param_write(const char *name, const char *val)
 {

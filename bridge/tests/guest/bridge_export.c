@@ -434,8 +434,12 @@ int main(void)
 		       "ctx_free_in_forked_child_returns");
 	}
 	tap_ok(kfdsync_event_add_hsa(ctx, ev, NULL) == -EEXIST, "event_register_twice_eexist");
-	tap_ok(kfdsync_event_add(ctx, ev2->EventId, ev->EventData.HWData2, NULL) == -EINVAL,
-	       "event_register_wrong_slot_einval");
+	/* Another event's slot address: ev2 is still found by its id (issue 32). */
+	ret = kfdsync_event_add(ctx, ev2->EventId, ev->EventData.HWData2, NULL);
+	tap_ok(ret == 0 && kfdsync_event_get_state(ctx, ev2->EventId, &es) == 0 &&
+	       es.source == (relay_mode ? KFDSYNC_SOURCE_RELAY : KFDSYNC_SOURCE_HOOKS),
+	       "event_register_any_slot_address_by_id (%d)", ret);
+	kfdsync_event_remove(ctx, ev2->EventId);
 	ret = kfdsync_event_get_state(ctx, ev->EventId, &es);
 	tap_ok(ret == 0 && es.age == 0 && es.pending == 0 && es.error == 0 &&
 	       es.source == (relay_mode ? KFDSYNC_SOURCE_RELAY : KFDSYNC_SOURCE_HOOKS),

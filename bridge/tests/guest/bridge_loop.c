@@ -38,6 +38,7 @@
 #include "kfd_raw.h"
 #include "kfdsim.h"
 #include "kfdsync.h"
+#include "kmod.h"
 #include "pm4.h"
 #include "proc_threads.h"
 #include "sim_test.h"
@@ -508,6 +509,59 @@ static void caps_tests(void)
 	kfdsync_ctx_free(ctx);
 }
 
+/*
+ * An event the hooks cannot watch (inject "unwatchable": what a process
+ * whose signal page kfdsync cannot find would get) is registered with the
+ * relay in hooks mode, and the library relays it in either form: a CPU set
+ * reaches its fence. The dispatch form needs event ages to relay (6.5+).
+ */
+static void unwatchable_tests(uint32_t flags)
+{
+	const char *form = form_name(flags);
+	struct kfdsync_event_state st;
+	struct kfdsync_caps caps;
+	struct kfdsync_ctx *ctx;
+	HsaEvent *ev = events[4];
+	int fd, ret, n = 0;
+	char why[256];
+
+	if (relay_mode) {
+		tap_skip("relay mode: every event is relayed", "unwatchable_%s_caps_before", form);
+		tap_skip("relay mode: every event is relayed", "unwatchable_%s_caps", form);
+		tap_skip("relay mode: every event is relayed", "unwatchable_%s_relayed", form);
+		return;
+	}
+	if (kfdsync_ctx_new_flags(&ctx, flags) || kfdsync_ctx_get_caps(ctx, &caps))
+		tap_bail("context");
+	if (kfdsync_inject("unwatchable"))
+		tap_bail("inject unwatchable");
+	tap_ok(caps.supported & KFDSYNC_CAP_HOOKS_WATCH, "unwatchable_%s_caps_before", form);
+	kfdsync_ctx_get_caps(ctx, &caps);
+	kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HOOKS_WATCH, why, sizeof(why));
+	tap_ok(!(caps.supported & KFDSYNC_CAP_HOOKS_WATCH) && strstr(why, "relayed") &&
+	       !!(caps.supported & KFDSYNC_CAP_DISPATCH) == ages,
+	       "unwatchable_%s_caps (%s)", form, why);
+	ret = kfdsync_event_add(ctx, ev->EventId, 0, NULL);
+	kfdsync_inject("watchable");
+	if (flags & KFDSYNC_CTX_DISPATCH && !ages) {
+		tap_ok(ret == -EOPNOTSUPP, "unwatchable_%s_relayed (no event ages: %d)", form, ret);
+		kfdsync_ctx_free(ctx);
+		return;
+	}
+	kfdsync_event_get_state(ctx, ev->EventId, &st);
+	fd = kfdsync_event_export_sync_file(ctx, ev->EventId, 0, 60000 * MS);
+	hsaKmtSetEvent(ev);
+	for (int i = 0; flags & KFDSYNC_CTX_DISPATCH && !n && i < 50; i++)
+		if (readable(kfdsync_ctx_get_poll_fd(ctx), 100))
+			n = kfdsync_ctx_dispatch(ctx);
+	ret = ret ? ret : readable(fd, 5000) ? status_of(fd) : 0;
+	tap_ok(ret == 1 && st.source == KFDSYNC_SOURCE_RELAY,
+	       "unwatchable_%s_relayed (source %u, fence %d)", form, st.source, ret);
+	close(fd);
+	kfdsync_event_remove(ctx, ev->EventId);
+	kfdsync_ctx_free(ctx);
+}
+
 /* REGISTER's reply: the source in one call, old callers unchanged. */
 static void register_reply_tests(void)
 {
@@ -598,7 +652,7 @@ int main(void)
 
 	scrub_hsa_env();
 	require_sim_guest();
-	tap_plan(26);
+	tap_plan(32);
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		tap_bail("hsaKmtOpenKFD");
 	if (kfdsync_ctx_new(&ctx) || kfdsync_ctx_get_module_info(ctx, &mi))
@@ -629,6 +683,8 @@ int main(void)
 	failure_tests(0);
 	failure_tests(KFDSYNC_CTX_DISPATCH);
 	caps_tests();
+	unwatchable_tests(0);
+	unwatchable_tests(KFDSYNC_CTX_DISPATCH);
 	register_reply_tests();
 	import_thread_signals();
 

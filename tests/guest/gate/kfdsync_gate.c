@@ -13,7 +13,8 @@
  * built, on this same kernel: 6.1's ABI (hooks attach, to the fake), 6.16's
  * (what ROCm's amdgpu-dkms brings to Debian 12: refused by name, although
  * the kernel is 6.1 or 6.12, where a gate by release attached), set_event()
- * inlined into kfd_set_event(), a set_event.part.0 clone, no BTF; and once
+ * inlined into kfd_set_event(), a set_event.part.0 clone, two of the three
+ * calls of set_event_from_interrupt(), no BTF; and once
  * with kprobes disarmed. Debian's amdgpu is loaded back at the end.
  *
  * Output is TAP; a subtest that cannot run says why (# SKIP).
@@ -258,9 +259,11 @@ static const struct fake {
 	{ "abi616", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS,
 	  KFDSYNC_RELAY_UNVERIFIED, "kfd_lookup_process_by_pasid takes 2 arguments" },
 	{ "inlined", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
-	  "kfd_set_event does not call set_event" },
+	  "set_event called 0 times, not 1, by kfd_set_event" },
 	{ "clone", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
 	  "set_event has 1 clone in amdgpu" },
+	{ "sites", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
+	  "set_event_from_interrupt called 2 times, not 3" },
 	{ "nobtf", KFDSYNC_AMDKFD_ABI_NO_BTF, "",
 	  "amdgpu has no BTF (/sys/kernel/btf/amdgpu does not exist)", KFDSYNC_RELAY_NO_BTF,
 	  "amdgpu has no BTF" },
@@ -303,7 +306,7 @@ static void fake_check(const struct fake *f, const char *what)
 }
 
 static const char *const fake_tests[] = {
-	"fake_abi61", "fake_abi616", "fake_inlined", "fake_clone", "fake_nobtf",
+	"fake_abi61", "fake_abi616", "fake_inlined", "fake_clone", "fake_sites", "fake_nobtf",
 	"fake_kprobes_disarmed", "debian_amdgpu_back",
 };
 

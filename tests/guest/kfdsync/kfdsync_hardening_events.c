@@ -3,8 +3,9 @@
  * kfdsync_hardening_events: registration, fence order and fence lifetime.
  *
  * How this program works (see kfdsync_hardening.h): it checks that
- * registration refuses any slot but exactly the event's own in the
- * caller's whole /dev/kfd events mapping; that a watchdog that ends a fence
+ * registration watches the event's own slot whatever address the caller
+ * gives, and that a slot the hooks cannot watch goes to the relay; that a
+ * watchdog that ends a fence
  * ends every fence of its event at or below its seqno, and that later
  * fences there are born ended (CPU timelines too); that fences nobody
  * holds leave the queues and count against nothing; and that an event
@@ -25,17 +26,32 @@
 
 /* ---- registration ---- */
 
+/* Register @id with REPORT: its source (KFDSYNC_REGISTER_*), or -errno. */
+static int register_source(uint32_t id, uint64_t slot)
+{
+	struct kfdsync_event_register a = { .event_id = id, .slot_addr = slot,
+					    .flags = KFDSYNC_REGISTER_REPORT };
+	int ret = raw_ioctl(kfdsync, KFDSYNC_IOCTL_EVENT_REGISTER, &a);
+
+	return ret ? ret : (int)(a.flags & (KFDSYNC_REGISTER_HOOKS | KFDSYNC_REGISTER_RELAY));
+}
+
 /*
- * A slot must be exactly the event's own: event E with the slot of event
- * E + 512, at the same offset of another page of the area, is refused (it
- * used to be accepted, and E then fired on E + 512's signals); so is the
- * slot of E + 1 and an address in no events mapping.
+ * The slot is found by the event's id in amdkfd's own state, whatever
+ * address the caller gives: 0 and an address outside any /dev/kfd events
+ * mapping (what a discrete GPU's caller has: libhsakmt's events page is a
+ * GPU buffer there), another event's slot (E + 1, E + 512: it used to make
+ * E fire on the other's signals), anonymous memory, an offset or split
+ * mapping of /dev/kfd's area. Each registration is watched by the hooks,
+ * counts E's own GPU signals and CPU sets and nothing of its neighbours'.
  */
-TEST(register_slot_of_other_id)
+TEST(register_any_address_watches_own_slot)
 {
 	HsaEvent *evs[520], *lo = NULL, *hi = NULL, *next = NULL;
+	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
 	unsigned int n = 0, i;
-	uint64_t local;
+	char *offset, *split;
+	uint64_t local = 0;
 
 	while (n < 520 && !hi) {
 		evs[n] = new_event();
@@ -47,62 +63,162 @@ TEST(register_slot_of_other_id)
 			hi = evs[n];
 		n++;
 	}
-	if (!lo || !hi || !next)
-		tap_bail("no events E, E + 1 and E + 512");
-	/* Unregistered after each, in case it is (wrongly) accepted. */
-	tap_ret(raw_register(kfdsync, lo->EventId, slot_addr(hi)), -EINVAL,
-		"register_slot_of_id_plus_512_einval");
-	raw_unregister(kfdsync, lo->EventId);
-	tap_ret(raw_register(kfdsync, lo->EventId, slot_addr(next)), -EINVAL,
-		"register_slot_of_next_id_einval");
-	raw_unregister(kfdsync, lo->EventId);
-	tap_ret(raw_register(kfdsync, lo->EventId, (uintptr_t)&local), -EINVAL,
-		"register_slot_in_anonymous_memory_einval");
-	raw_unregister(kfdsync, lo->EventId);
-	tap_ret(raw_register(kfdsync, hi->EventId, slot_addr(hi)), 0,
-		"register_own_slot_beyond_first_page");
-	raw_unregister(kfdsync, hi->EventId);
+	if (!lo || !hi || !next || kfd < 0)
+		tap_bail("no events E, E + 1 and E + 512, or no /dev/kfd");
+	offset = mmap(NULL, EVENTS_AREA - 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      kfd, KFD_MMAP_EVENTS + 4096);
+	split = mmap(NULL, EVENTS_AREA, PROT_READ | PROT_WRITE, MAP_SHARED, kfd,
+		     KFD_MMAP_EVENTS);
+	if (offset == MAP_FAILED || split == MAP_FAILED)
+		tap_bail("mmap /dev/kfd events: %s", strerror(errno));
+	munmap(split, 4096);
+
+	const struct {
+		const char *name;
+		uint64_t addr;
+	} shapes[] = {
+		{ "zero", 0 },
+		{ "slot_of_next_id", slot_addr(next) },
+		{ "slot_of_id_plus_512", slot_addr(hi) },
+		{ "anonymous_memory", (uintptr_t)&local },
+		{ "offset_mapping", (uintptr_t)offset + lo->EventId * 8 },
+		{ "split_mapping", (uintptr_t)split + lo->EventId * 8 },
+		{ "own_slot", slot_addr(lo) },
+	};
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		uint32_t id = lo->EventId;
+		uint64_t end;
+
+		tap_ret(register_source(id, shapes[i].addr), KFDSYNC_REGISTER_HOOKS,
+			"register_%s_watched_by_hooks", shapes[i].name);
+		/* The neighbours' writes and sets are theirs. */
+		gpu_write(queue, next, next->EventId);
+		end = gpu_write(queue, hi, hi->EventId);
+		queue_done(queue, end);
+		hsaKmtSetEvent(next);
+		usleep(20000);
+		tap_ok(raw_age(kfdsync, id) == 0, "register_%s_others_not_counted (age %llu)",
+		       shapes[i].name, (unsigned long long)raw_age(kfdsync, id));
+		/* Its own write, then a CPU set: one each. */
+		queue_done(queue, gpu_write(queue, lo, id));
+		tap_ok(age_reaches(id, 1, WAIT_MS), "register_%s_own_gpu_signal_counted",
+		       shapes[i].name);
+		hsaKmtSetEvent(lo);
+		tap_ok(age_reaches(id, 2, WAIT_MS) && raw_age(kfdsync, id) == 2,
+		       "register_%s_own_cpu_set_counted (age %llu)", shapes[i].name,
+		       (unsigned long long)raw_age(kfdsync, id));
+		raw_unregister(kfdsync, id);
+		/* Drain what the waiters of libhsakmt would have seen. */
+		hsaKmtWaitOnEvent(lo, 0);
+		hsaKmtWaitOnEvent(next, 0);
+		hsaKmtWaitOnEvent(hi, 0);
+	}
+	munmap(offset, EVENTS_AREA - 4096);
+	munmap(split + 4096, EVENTS_AREA - 4096);
+	close(kfd);
 	for (i = 0; i < n; i++)
 		hsaKmtDestroyEvent(evs[i]);
 }
 
 /*
- * The caller's own second mapping of /dev/kfd's events area is accepted
- * (same page); a mapping at an offset into the area, or one whose start
- * was unmapped, is not (its start is not slot 0).
+ * A slot the hooks cannot watch (the forced path: inject "unwatchable")
+ * is registered with the relay, and the reply says so; relayed signals
+ * count, and its fences end as any relay event's: on the signal, by the
+ * watchdog, unregistered. STATUS says it beforehand.
  */
-TEST(register_mapping_shapes)
+TEST(register_unwatchable_relayed)
 {
 	HsaEvent *ev = new_event();
 	uint32_t id = ev->EventId;
-	int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
-	char *whole, *offset, *split;
+	struct kfdsync_status st;
+	int f1, f2;
 
-	if (kfd < 0)
-		tap_bail("open /dev/kfd: %s", strerror(errno));
-	whole = mmap(NULL, EVENTS_AREA, PROT_READ | PROT_WRITE, MAP_SHARED, kfd,
-		     KFD_MMAP_EVENTS);
-	offset = mmap(NULL, EVENTS_AREA - 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      kfd, KFD_MMAP_EVENTS + 4096);
-	split = mmap(NULL, EVENTS_AREA, PROT_READ | PROT_WRITE, MAP_SHARED, kfd,
-		     KFD_MMAP_EVENTS);
-	if (whole == MAP_FAILED || offset == MAP_FAILED || split == MAP_FAILED)
-		tap_bail("mmap /dev/kfd events: %s", strerror(errno));
-	munmap(split, 4096);
+	raw_status(kfdsync, &st);
+	tap_ok(st.watch & KFDSYNC_STATUS_WATCH_SLOTS, "status_watch_slots_with_a_page (%#x)",
+	       st.watch);
+	if (kfdsync_inject("unwatchable"))
+		tap_bail("inject unwatchable");
+	raw_status(kfdsync, &st);
+	tap_ok(!(st.watch & KFDSYNC_STATUS_WATCH_SLOTS), "status_watch_slots_clear_unwatchable");
+	tap_ret(register_source(id, 0), KFDSYNC_REGISTER_RELAY, "register_unwatchable_relay");
+	kfdsync_inject("watchable");
+	/* The GPU's write is not counted: the relay counts. */
+	queue_done(queue, gpu_write(queue, ev, id));
+	usleep(20000);
+	tap_ok(raw_age(kfdsync, id) == 0, "unwatchable_gpu_write_not_counted_by_hooks");
+	f1 = raw_export(kfdsync, id, 0, 0);
+	tap_ret(raw_fence_status(f1), 0, "unwatchable_fence_pending");
+	tap_ret(raw_relay(kfdsync, id), 0, "unwatchable_relay_signal");
+	tap_ok(raw_wait(f1, WAIT_MS) && raw_fence_status(f1) == 1,
+	       "unwatchable_fence_signals_on_relay");
+	f2 = raw_export(kfdsync, id, 1, raw_now_ns() + 100 * MS);
+	raw_wait(f2, WAIT_MS);
+	tap_ret(raw_fence_status(f2), -ETIMEDOUT, "unwatchable_fence_watchdog");
+	close(f1);
+	close(f2);
+	/* Past the expired seqno (I4), then unregistered. */
+	raw_relay(kfdsync, id);
+	f1 = raw_export(kfdsync, id, 2, 0);
+	tap_ret(raw_fence_status(f1), 0, "unwatchable_fence_past_expired_pending");
+	raw_unregister(kfdsync, id);
+	tap_ret(raw_fence_status(f1), -ECANCELED, "unwatchable_unregister_ecanceled");
+	close(f1);
+	hsaKmtWaitOnEvent(ev, 0);
+	hsaKmtDestroyEvent(ev);
+}
 
-	tap_ret(raw_register(kfdsync, id, (uintptr_t)whole + id * 8), 0,
-		"register_second_whole_mapping");
-	raw_unregister(kfdsync, id);
-	tap_ret(raw_register(kfdsync, id, (uintptr_t)offset + id * 8), -EINVAL,
-		"register_offset_mapping_einval");
-	raw_unregister(kfdsync, id);
-	tap_ret(raw_register(kfdsync, 600, (uintptr_t)split + 600 * 8), -EINVAL,
-		"register_split_mapping_einval");
-	raw_unregister(kfdsync, 600);
-	munmap(whole, EVENTS_AREA);
-	munmap(offset, EVENTS_AREA - 4096);
-	munmap(split + 4096, EVENTS_AREA - 4096);
-	close(kfd);
+/* This process's fdinfo line of event @id of context @fd, into @buf. */
+static bool fdinfo_event(int fd, uint32_t id, char *buf, size_t size)
+{
+	char path[64], key[48];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	snprintf(key, sizeof(key), "kfdsync-event-%u:", id);
+	f = fopen(path, "r");
+	while (f && !found && fgets(buf, size, f))
+		found = !strncmp(buf, key, strlen(key));
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * Root disarms every kprobe after the hooks attached (issue 35, item 6):
+ * the hooks stop, the free hook too, so kfdsync reads no slot on its own
+ * any more: fdinfo shows none, a registration goes to the relay, STATUS
+ * says the hooks watch nothing. Armed again, all is as before.
+ */
+TEST(kprobes_disarmed_no_slot_read)
+{
+	HsaEvent *ev = registered_event(), *other = new_event();
+	struct kfdsync_status st;
+	char line[256] = "";
+	bool shown, hidden;
+
+	shown = fdinfo_event(kfdsync, ev->EventId, line, sizeof(line)) &&
+		!strstr(line, "slot=-");
+	if (write_text("/sys/kernel/debug/kprobes/enabled", "0")) {
+		tap_skip("no kprobes/enabled in debugfs", "kprobes_disarmed_no_slot_read");
+		raw_unregister(kfdsync, ev->EventId);
+		return;
+	}
+	hidden = fdinfo_event(kfdsync, ev->EventId, line, sizeof(line)) &&
+		 strstr(line, "slot=-");
+	raw_status(kfdsync, &st);
+	tap_ok(shown && hidden && !(st.watch & KFDSYNC_STATUS_WATCH_SLOTS),
+	       "kprobes_disarmed_fdinfo_reads_no_slot (%s)", line);
+	tap_ret(register_source(other->EventId, 0), KFDSYNC_REGISTER_RELAY,
+		"kprobes_disarmed_register_relayed");
+	raw_unregister(kfdsync, other->EventId);
+	write_text("/sys/kernel/debug/kprobes/enabled", "1");
+	tap_ret(register_source(other->EventId, 0), KFDSYNC_REGISTER_HOOKS,
+		"kprobes_armed_again_register_watched");
+	raw_unregister(kfdsync, other->EventId);
+	raw_unregister(kfdsync, ev->EventId);
+	hsaKmtDestroyEvent(other);
 	hsaKmtDestroyEvent(ev);
 }
 

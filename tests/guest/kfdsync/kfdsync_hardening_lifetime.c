@@ -170,6 +170,93 @@ TEST(exit_ends_every_contexts_fences)
 	close(sock);
 }
 
+/* ---- amdkfd freeing a process with thousands of watched slots ---- */
+
+#define N_SLOTS			4000
+
+/* Registers N_SLOTS events in one context, hands it over, exits. */
+static int child_slots(int sock)
+{
+	int ctx = raw_open(RAW_KFDSYNC_DEV), i;
+	HsaEvent *ev;
+
+	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS || ctx < 0)
+		return 10;
+	for (i = 0; i < N_SLOTS; i++) {
+		ev = create_event(HSA_EVENTTYPE_SIGNAL, false);
+		if (!ev || raw_register(ctx, ev->EventId, slot_addr(ev)))
+			return 11;
+	}
+	msg_send(sock, MSG_FDS, 0, &ctx, 1);
+	_exit(0);
+}
+
+/*
+ * <debugfs>/kfdsync/slots: the watched processes (the return value, -1 if
+ * unreadable) and the longest hold of a hook, in ns, in *@hook.
+ */
+static int slots_state(int64_t *hook)
+{
+	FILE *f = fopen("/sys/kernel/debug/kfdsync/slots", "r");
+	long long table, proc, held = -1;
+	unsigned int procs, slots;
+	char line[256];
+	int n = -1;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "# %u processes, %u slots", &procs, &slots) == 2)
+			n = (int)procs;
+		else if (line[0] != '#')
+			sscanf(line, "%lld %lld %lld", &table, &proc, &held);
+	}
+	if (f)
+		fclose(f);
+	*hook = held;
+	return n;
+}
+
+/*
+ * amdkfd frees a process whose context (kept open elsewhere) watches 4000
+ * slots: the free hook runs with preemption off and only makes the process
+ * unreachable; its slots end from a worker (issue 35, item 3). The hook's
+ * longest hold stays under 2 ms (ending the 4000 slots in the hook took
+ * 12 ms under TCG). The least of three tries counts: the host may preempt
+ * the guest's CPU for a while in any one of them.
+ */
+TEST(free_hook_does_not_walk_slots)
+{
+	int sock, ctx, code, before, procs = 0, try;
+	int64_t held, least = INT64_MAX, end;
+	unsigned int n;
+	struct msg m;
+	pid_t pid;
+
+	before = slots_state(&held);
+	for (try = 0; try < 3; try++) {
+		n = 0;
+		ctx = -1;
+		pid = spawn_child("slots", &sock);
+		if (!msg_recv(sock, &m, &ctx, &n) || m.cmd != MSG_FDS || n != 1)
+			tap_bail("slots child failed (status %d)", reap(pid));
+		write_text("/sys/kernel/debug/kfdsync/slots", "0");
+		code = reap(pid);
+		if (code)
+			tap_bail("slots child: status %d", code);
+		/* amdkfd frees the process from a worker of its own, soon after. */
+		end = raw_now_ns() + WAIT_MS * MS;
+		while ((procs = slots_state(&held)) > before && raw_now_ns() < end)
+			usleep(10000);
+		if (held >= 0 && held < least)
+			least = held;
+		close(ctx);
+		close(sock);
+	}
+	tap_ok(procs == before, "freed_process_leaves_the_slot_layer (%d, %d before)", procs,
+	       before);
+	tap_ok(least < 2000000, "free_hook_held_under_2ms (%lld ns, least of 3)",
+	       (long long)least);
+}
+
 /* ---- a GPU reset (injected) ---- */
 
 TEST(reset_ends_fences_from_a_worker)
@@ -467,6 +554,8 @@ int main(int argc, char **argv)
 		scrub_hsa_env();
 		if (!strcmp(role, "contexts"))
 			code = child_contexts(sock);
+		else if (!strcmp(role, "slots"))
+			code = child_slots(sock);
 		else if (!strcmp(role, "exec-old"))
 			code = child_exec_old(sock);
 		else

@@ -164,24 +164,33 @@ static void attacker_main(int sock)
 	/* Our own context, with the victim's ids, slot and memory. */
 	own = raw_open(RAW_KFDSYNC_DEV);
 	expect("nobody_opens_own_context", own >= 0 ? 0 : own, 0);
-	expect("own_ctx_victim_id_no_kfd_einval", raw_register(own, m.event_id, m.slot), -EINVAL);
+	/*
+	 * Without an amdkfd process of our own, the victim's id is relayed:
+	 * our own word only, nothing of the victim's is read.
+	 */
+	expect("own_ctx_victim_id_no_kfd_registers", raw_register(own, m.event_id, m.slot), 0);
+	memset(&q, 0, sizeof(q));
+	raw_query(own, m.event_id, &q);
+	expect("own_ctx_victim_id_no_kfd_relayed",
+	       q.source == KFDSYNC_SOURCE_RELAY ? 0 : -EINVAL, 0);
+	raw_unregister(own, m.event_id);
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		_exit(22);
 	mine = create_event(HSA_EVENTTYPE_SIGNAL, false);
 	if (!mine)
 		_exit(23);
 	/*
-	 * The victim's slot address means our own memory here: accepted
-	 * only if it is exactly our own slot of that id (forked from one
-	 * parent, both may map the events area at one address).
+	 * The victim's slot address means nothing: the slot is found by id in
+	 * our own amdkfd process, whatever address we pass.
 	 */
-	expect("own_ctx_victim_slot_is_an_address_of_ours",
-	       raw_register(own, m.event_id, m.slot),
-	       m.slot == slot_addr(mine) - mine->EventId * 8ULL + m.event_id * 8ULL ? 0 : -EINVAL);
+	expect("own_ctx_victim_slot_own_process_slot",
+	       raw_register(own, m.event_id, m.slot), 0);
 	raw_unregister(own, m.event_id);
-	expect("own_ctx_own_id_victim_slot_einval",
-	       m.event_id == mine->EventId ? -EINVAL : raw_register(own, mine->EventId, m.slot),
-	       -EINVAL);
+	expect("own_ctx_own_id_victim_slot_own_process_slot",
+	       raw_register(own, mine->EventId, m.slot), 0);
+	memset(&q, 0, sizeof(q));
+	raw_query(own, mine->EventId, &q);
+	expect("own_ctx_own_id_victim_slot_age_zero", q.age == 0 ? 0 : -EINVAL, 0);
 	raw_unregister(own, mine->EventId);
 	expect("own_ctx_export_victim_id_enoent", raw_export(own, m.event_id, 0, 0), -ENOENT);
 	expect("own_ctx_relay_victim_id_enoent", raw_relay(own, m.event_id), -ENOENT);

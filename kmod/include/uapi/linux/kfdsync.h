@@ -321,10 +321,15 @@ struct kfdsync_info {
  *   the caller has CAP_IPC_LOCK. See "limits".
  *
  * These hold while the system's kprobes fire. kfdsync attaches no hook when
- * they do not (KFDSYNC_RELAY_KPROBES_OFF), but cannot see root disarming
- * them (debugfs kprobes/enabled) or turning ftrace off later: its hooks then
- * stop silently, the one for amdkfd freeing a process's signal page too.
- * Unload kfdsync (or amdgpu) first.
+ * they do not (KFDSYNC_RELAY_KPROBES_OFF), and where it reads a slot on its
+ * own (registration, fdinfo's slot=, debugfs) it checks first that a probe
+ * of its own fires: while root has disarmed every kprobe (debugfs
+ * kprobes/enabled) or turned ftrace off, registrations go to the relay and
+ * nothing reads a slot. It cannot see the switch thrown between two such
+ * checks: the hooks then stop silently, the one for amdkfd freeing a
+ * process's signal page too, and a GPU signal counted after kprobes are
+ * armed again may read a page amdkfd freed meanwhile. Unload kfdsync (or
+ * amdgpu) first.
  */
 
 /**
@@ -335,7 +340,8 @@ struct kfdsync_info {
  * by what is active then, and never changes for that event.
  *
  * KFDSYNC_SOURCE_HOOKS:
- *	kfdsync's hooks on amdkfd (every KFDSYNC_HOOK_* attached). A GPU
+ *	kfdsync's hooks on amdkfd (every KFDSYNC_HOOK_* attached), for an
+ *	event whose slot they can watch (see KFDSYNC_IOCTL_EVENT_REGISTER). A GPU
  *	signal is a write of the event's slot that amdkfd acknowledges while
  *	handling an interrupt: each such write counts once, also when two
  *	interrupt handlers find it at once (amdkfd then sets the event
@@ -355,7 +361,8 @@ struct kfdsync_info {
  *	execve()): a fence never signals before the signal it stands for.
  * KFDSYNC_SOURCE_RELAY:
  *	The hooks were not attached (hooks=N, an amdgpu whose amdkfd ABI
- *	kfdsync does not implement, kprobes unavailable): the process reports the
+ *	kfdsync does not implement, kprobes unavailable), or they cannot
+ *	watch this event's slot (no signal page yet): the process reports the
  *	signals amdkfd delivers to it, typically from a thread that waits on
  *	the events (KFDSYNC_IOCTL_RELAY_SIGNAL, KFDSYNC_IOCTL_RELAY_SIGNALS).
  *	The age then counts what amdkfd delivered, which is the truth only
@@ -400,7 +407,9 @@ struct kfdsync_info {
  * @flags:	In: 0 or KFDSYNC_REGISTER_REPORT (see "register flags"). Out:
  *		with KFDSYNC_REGISTER_REPORT, the event's source.
  * @slot_addr:	In: the event's signal slot in the caller's address space,
- *		as libhsakmt reports it in HsaEvent.EventData.HWData2.
+ *		as libhsakmt reports it in HsaEvent.EventData.HWData2, or 0:
+ *		only checked for alignment (kfdsync finds the slot by
+ *		@event_id; the field stays for the ABI).
  * @age:	Out: the event's age, always 0 after a registration.
  *
  * The reply thus holds everything a caller needs to export the event's
@@ -421,15 +430,23 @@ struct kfdsync_event_register {
  *
  * Registers a signal event of the calling process with the context.
  *
- * With the hooks active, the slot is looked up in the caller's own address
- * space: @slot_addr must be exactly the slot of @event_id in a whole
- * mapping of /dev/kfd's events area (the mapping libhsakmt makes at mmap
- * offset KFD_MMAP_TYPE_EVENTS, not split or offset): the mapping's start
- * plus 8 * @event_id. kfdsync reads the slot through the kernel's mapping
- * of amdkfd's own signal page, also after the process unmapped it, until
- * amdkfd destroys the event or frees the process (then its fences end, see
- * "events"). On dGPUs, where libhsakmt places the events page in a GPU
- * buffer instead of mapping /dev/kfd's, registration is refused (EINVAL).
+ * With the hooks active, kfdsync finds the event's slot by @event_id in
+ * amdkfd's own state for the calling process: amdkfd's kernel mapping of
+ * the process's signal page, whether amdkfd allocated that page (a system
+ * without a discrete GPU) or libhsakmt gave it a GPU buffer (every discrete
+ * GPU, where there is no /dev/kfd events mapping at all). Whatever
+ * @slot_addr says (0, the buffer's address, a /dev/kfd mapping, another
+ * event's slot) the event counts the writes of its own slot only. kfdsync
+ * reads the slot, also after the process unmapped it, until amdkfd
+ * destroys the event or frees the process (then its fences end, see
+ * "events").
+ *
+ * An event the hooks cannot watch is counted by the relay instead, and the
+ * reply says so (KFDSYNC_REGISTER_RELAY): the calling process has no
+ * amdkfd process, or amdkfd has no signal page for it yet (it makes one
+ * with the process's first signal event). KFDSYNC_IOCTL_STATUS's
+ * KFDSYNC_STATUS_WATCH_SLOTS tells beforehand. No valid event is refused:
+ * EINVAL is for malformed arguments only.
  *
  * kfdsync cannot tell whether amdkfd knows the id: the registration
  * counts the signals of whatever event has @event_id in the process from
@@ -442,15 +459,14 @@ struct kfdsync_event_register {
  * that takes the id next. A destroy that starts after it returned always
  * ends the registration.
  *
- * In relay mode the slot is not used and only checked for alignment.
+ * In relay mode every event is counted by the relay.
  *
  * Return: 0, or -1 with errno:
  *
  * - EFAULT: the argument is not readable and writable memory.
  * - EINVAL: unknown @flags (see "register flags"); @event_id 0 or not below
  *   %KFDSYNC_EVENT_ID_LIMIT; @slot_addr not 8-byte aligned; with the
- *   hooks: the caller has no amdkfd process, or @slot_addr is not the
- *   slot of @event_id in a whole /dev/kfd events mapping of the caller.
+ *   hooks: the caller's amdkfd process is being freed.
  * - EPERM: the caller is not the process that opened the context, or the
  *   context's address space went away.
  * - EEXIST: @event_id is already registered with this context.
@@ -926,7 +942,9 @@ struct kfdsync_export_condition {
  * @source:		Out: KFDSYNC_SOURCE_* an event registered now gets.
  * @relay_reason:	Out: KFDSYNC_RELAY_*, 0 with the hooks.
  * @hooks:		Out: KFDSYNC_HOOK_* attached.
- * @pad2:		Out: 0.
+ * @watch:		Out: KFDSYNC_STATUS_WATCH_* bits for the calling
+ *			process. (Called pad2, and always 0, in ABI 1's first
+ *			modules.)
  * @hooks_missed:	Out: hook hits the kernel's kprobe core missed since
  *			kfdsync was loaded (recursion): each may be a signal
  *			that was not counted (its fence then ends by its
@@ -953,7 +971,7 @@ struct kfdsync_status {
 	__u32 source;
 	__u32 relay_reason;
 	__u32 hooks;
-	__u32 pad2;
+	__u32 watch;
 	__u64 hooks_missed;
 	__u32 user_contexts;
 	__u32 user_timelines;
@@ -968,6 +986,21 @@ struct kfdsync_status {
 	char detail[KFDSYNC_STATUS_TEXT_LEN];
 	char verified[KFDSYNC_STATUS_TEXT_LEN];
 };
+
+/**
+ * DOC: status watch bits
+ *
+ * Bits of &kfdsync_status.watch:
+ *
+ * KFDSYNC_STATUS_WATCH_SLOTS:
+ *	The hooks are attached and amdkfd holds a signal page for the calling
+ *	process (the page it makes with the process's first signal event, or
+ *	the GPU buffer libhsakmt gives it on a discrete GPU): the process's
+ *	signal events are counted by the hooks when registered. Clear
+ *	otherwise; an event registered then is counted by the owner's relay
+ *	(see "sources" and the REGISTER reply).
+ */
+#define KFDSYNC_STATUS_WATCH_SLOTS	0x1U
 
 /**
  * DOC: KFDSYNC_IOCTL_STATUS - where signals come from, what the user holds

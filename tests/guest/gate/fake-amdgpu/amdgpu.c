@@ -11,6 +11,8 @@
  *		Debian 12's 6.1 kernel)
  *   inlined	abi61, but kfd_set_event() does not call set_event()
  *   clone	abi61, plus a set_event.part.0 clone
+ *   sites	abi61, but kfd_signal_event_interrupt() calls
+ *		set_event_from_interrupt() at two places, not amdkfd's three
  *   nobtf	abi61, and the build removes its BTF
  *
  * Nothing here does anything: the functions exist to be judged, probed and
@@ -24,7 +26,6 @@ struct file;
 struct kfd_dev;
 struct kfd_hsa_memory_exception_data;
 struct kfd_node;
-struct kfd_process;
 struct kfd_process_device;
 struct kfd_vm_fault_info;
 struct mm_struct;
@@ -36,7 +37,20 @@ struct kfd_event {
 	bool signaled;
 };
 
+/* Where a process's signal slots are (the gate reads these members). */
+struct kfd_signal_page {
+	u64 *kernel_address;
+	u64 __user *user_address;
+	bool need_to_free_pages;
+};
+
+struct kfd_process {
+	void *other[7];
+	struct kfd_signal_page *signal_page;
+};
+
 static struct kfd_event fake_event;
+static struct kfd_process fake_process __used;
 
 #ifdef FAKE_SHAPE_abi616
 struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
@@ -161,8 +175,19 @@ static noinline void set_event_from_interrupt(struct kfd_process *p,
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits);
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits)
 {
-	if (partial_id == fake_event.event_id)
+	/* amdkfd's three call sites: the exact id, then its two scans. */
+	if (partial_id == fake_event.event_id) {
 		set_event_from_interrupt(NULL, &fake_event);
+		return;
+	}
+	barrier();
+	if (valid_id_bits >= 12)
+		set_event_from_interrupt(&fake_process, &fake_event);
+	barrier();
+#ifndef FAKE_SHAPE_sites
+	if (valid_id_bits == 1)
+		set_event_from_interrupt(NULL, NULL);
+#endif
 }
 
 void kfd_signal_hw_exception_event(u32 pasid);
