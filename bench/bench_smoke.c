@@ -46,6 +46,7 @@ int main(void)
 	FILE *p;
 
 	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");	/* no amdkfd to benchmark */
+	tap_skip_program_if("KFDSYNC_SIM_UNUSABLE");	/* no GPU signal to time */
 	printf("TAP version 13\n");
 	if (!dir) {
 		printf("1..1\nok 1 bench_smoke # SKIP not in the test guest (no KFDSYNC_RESULTS)\n");

@@ -355,6 +355,7 @@ int main(void)
 	int ret;
 
 	require_sim_guest();
+	require_sim_interrupts();
 	scrub_hsa_env();
 	tap_plan(PLAN);
 

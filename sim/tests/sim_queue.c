@@ -572,6 +572,7 @@ int main(void)
 	void *ro_page;
 
 	require_sim_guest();
+	require_sim_interrupts();
 	scrub_hsa_env();
 	tap_plan(PLAN);
 

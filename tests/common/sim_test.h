@@ -66,6 +66,17 @@ static inline void require_sim_guest(void)
 	exit(0);
 }
 
+/*
+ * For programs that are all about the GPU simulator: skip the whole program
+ * where it cannot reach amdkfd's interrupt path (the runner sets
+ * KFDSYNC_SIM_UNUSABLE, to the reason, on amdkfd 6.16 and later, whose
+ * processes without a GPU have no pasid).
+ */
+static inline void require_sim_interrupts(void)
+{
+	tap_skip_program_if("KFDSYNC_SIM_UNUSABLE");
+}
+
 static inline HsaEvent *create_event(HSA_EVENTTYPE type, bool manual_reset)
 {
 	HsaEventDescriptor desc = { .EventType = type, .NodeId = 0 };
@@ -108,6 +119,13 @@ static inline uint32_t queue_create(int fd)
 	uint32_t q;
 	int ret = kfdsim_queue_create(fd, 0, &q, NULL);
 
+	/*
+	 * No pasid (amdkfd 6.16+ without a GPU): the rest cannot run. (A
+	 * program that creates queues in forked children skips up front,
+	 * with require_sim_interrupts().)
+	 */
+	if (ret == -ESRCH)
+		tap_skip_rest_if("KFDSYNC_SIM_UNUSABLE");
 	if (ret)
 		tap_bail("kfdsim_queue_create: %s", strerror(-ret));
 	return q;

@@ -36,9 +36,12 @@
  */
 __attribute__((weak)) unsigned int tap_count;
 __attribute__((weak)) unsigned int tap_failed;
+/* The plan printed up front by tap_plan(), 0 if none (harness.h: last). */
+__attribute__((weak)) unsigned int tap_planned;
 
 static inline void tap_plan(unsigned int n)
 {
+	tap_planned = n;
 	printf("TAP version 13\n1..%u\n", n);
 	fflush(stdout);
 }
@@ -111,6 +114,31 @@ static inline void tap_skip_program_if(const char *var)
 	printf("TAP version 13\n1..0 # SKIP %s\n", why);
 	fflush(stdout);
 	exit(0);
+}
+
+/*
+ * End the program here because the environment variable @var gives a reason
+ * why the rest cannot run (e.g. KFDSYNC_SIM_UNUSABLE): the planned subtests
+ * not run yet are skipped with it, or, with no plan printed yet, the plan
+ * counts what ran (1..0 # SKIP if nothing did). Exit status as tap_exit().
+ * Returns if @var is unset or empty. Only from the process that prints the
+ * program's TAP, never from a forked child.
+ */
+static inline void tap_skip_rest_if(const char *var)
+{
+	const char *why = getenv(var);
+
+	if (!why || !*why)
+		return;
+	if (tap_planned) {
+		tap_skip_rest(tap_planned, why);
+	} else if (!tap_count) {
+		printf("1..0 # SKIP %s\n", why);
+	} else {
+		printf("# SKIP the rest: %s\n1..%u\n", why, tap_count);
+	}
+	fflush(stdout);
+	exit(tap_failed ? 1 : 0);
 }
 
 /* Abort the whole program: TAP "Bail out!" and exit status 1. */

@@ -669,6 +669,7 @@ int main(int argc, char **argv)
 	scrub_hsa_env();
 	stress_parse(argc, argv, "stress_fuzz", 0, 4500, &opts);
 	require_sim_guest();
+	require_sim_interrupts();	/* its GPU work is the simulator's */
 	if (access(RAW_KFDSYNC_DEV, F_OK)) {
 		printf("1..0 # SKIP no %s (kfdsync not loaded)\n", RAW_KFDSYNC_DEV);
 		return 0;

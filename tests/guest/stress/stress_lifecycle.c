@@ -523,6 +523,7 @@ int main(int argc, char **argv)
 	scrub_hsa_env();
 	stress_parse(argc, argv, "stress_lifecycle", 0, 0, &opts);
 	require_sim_guest();
+	require_sim_interrupts();	/* its GPU work is the simulator's */
 	stress_require_root();
 	{
 		/* The storm holds thousands of sync_file fds. */
