@@ -933,7 +933,8 @@ static void waitn_rows(int n)
 				for (i = 0; i < n; i++)
 					p[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 				for (left = kind == 1 ? n : 1; left > 0;) {
-					int r = poll(p, n, 20000);
+					/* n > 0: said so, for gcc 14's -Wstringop-overflow. */
+					int r = poll(p, n > 0 ? (nfds_t)n : 0, 20000);
 
 					if (r <= 0)
 						die("poll", r ? errno : ETIMEDOUT);

@@ -241,3 +241,4 @@ module_exit(kfdsync_exit);
 
 MODULE_DESCRIPTION("AMD KFD events as dma_fence / sync_file");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(KFDSYNC_VERSION);

@@ -415,8 +415,17 @@ static int scan_fd(struct scan *s, const char *pid, const char *fd, int kind,
 		nr.owner = fdinfo_get(text, "kfdsync-tgid", owner, sizeof(owner)) &&
 			   !strcmp(owner, pid);
 		if (seen_context(s, &nr)) {
+			/*
+			 * Its events are listed once, but every fdinfo is
+			 * checked: what fails must not depend on which of the
+			 * context's fds readdir() gave first.
+			 */
+			struct scan scratch = { .proc = s->proc };
+			int ret = add_events(&scratch, text, nr.v[0], pid, path);
+
+			free(scratch.t[T_EVENTS].rows);
 			free(text);
-			return 0;
+			return ret ? -1 : 0;
 		}
 	} else if (seen_timeline(s, &nr)) {
 		free(text);

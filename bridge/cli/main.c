@@ -53,8 +53,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("kfdsync %d.%d (ABI %d)\n", KFDSYNC_LIB_VERSION_MAJOR,
-		       KFDSYNC_LIB_VERSION_MINOR, KFDSYNC_ABI_VERSION);
+		printf("kfdsync %s (ABI %d)\n", KFDSYNC_VERSION, KFDSYNC_ABI_VERSION);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {

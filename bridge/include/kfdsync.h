@@ -85,7 +85,7 @@ extern "C" {
 
 /** Version of this library, as in pkg-config. */
 #define KFDSYNC_LIB_VERSION_MAJOR 0
-#define KFDSYNC_LIB_VERSION_MINOR 1
+#define KFDSYNC_LIB_VERSION_MINOR 2
 
 /**
  * @defgroup ctx Contexts
@@ -555,9 +555,9 @@ const char *kfdsync_hook_name(uint32_t hook_bit);
  * - A signal pending on the event (set, nobody waited) when it is
  *   registered is consumed, not counted: submit the work that signals only
  *   after registering (the pattern above).
- * - libhsakmt must be initialised (hsaKmtOpenKFD()) when an event is
- *   registered; the relay holds an hsaKmtOpenKFD() reference and its own fd
- *   of /dev/kfd until the context is freed, and uses one amdkfd signal event
+ * - The relay holds its own fd of /dev/kfd until the context is freed
+ *   (libkfdsync calls amdkfd itself, not libhsakmt), and uses one amdkfd
+ *   signal event
  *   per running thread (its wake-up event, destroyed with the thread) of
  *   amdkfd's limit of 4095 per process: at most 4 with event ages, one per
  *   relayed event without.
@@ -607,7 +607,7 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
  *   context's limit of events is reached (or, relay mode, no amdkfd event
  *   left for a relay thread's wake-up event, or the relay's 4 threads of
  *   1024 events are full), `-EPERM` the context belongs to another process,
- *   `-ESRCH` relay mode and libhsakmt or /dev/kfd cannot be opened,
+ *   `-ESRCH` relay mode and /dev/kfd cannot be opened,
  *   `-EAGAIN` relay mode and no thread could be started, `-EOPNOTSUPP`
  *   relay mode in the dispatch form and amdkfd has no event ages (see
  *   "The relay"), or another negative errno.
@@ -615,7 +615,11 @@ struct _HsaEvent;	/* libhsakmt's HsaEvent */
 int kfdsync_event_add(struct kfdsync_ctx *ctx, uint32_t event_id,
 		      uint64_t slot_addr, uint64_t *age);
 
-/** kfdsync_event_add() for a libhsakmt event. */
+/**
+ * kfdsync_event_add() for a libhsakmt event (its EventId and
+ * EventData.HWData2). `-EOPNOTSUPP` in a libkfdsync built without
+ * libhsakmt's header: call kfdsync_event_add() with those two fields.
+ */
 int kfdsync_event_add_hsa(struct kfdsync_ctx *ctx,
 			  const struct _HsaEvent *event, uint64_t *age);
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* KFD events as sync_files and eventfd wake-ups. */
-#include <hsakmt.h>
 #include <string.h>
+
+#ifdef KFDSYNC_HAVE_HSAKMT
+#include <hsakmt.h>
+#endif
 
 #include "kfdsync.h"
 #include "internal.h"
@@ -78,7 +81,14 @@ KFDSYNC_EXPORT int kfdsync_event_add_hsa(struct kfdsync_ctx *ctx,
 {
 	if (!event)
 		return -EINVAL;
+#ifdef KFDSYNC_HAVE_HSAKMT
 	return kfdsync_event_add(ctx, event->EventId, event->EventData.HWData2, age);
+#else
+	/* Built without libhsakmt's header: struct HsaEvent is unknown here. */
+	(void)ctx;
+	(void)age;
+	return -EOPNOTSUPP;
+#endif
 }
 
 KFDSYNC_EXPORT int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_id)

@@ -15,7 +15,6 @@
  * them before it closes the fd; the handler uses the fd under the same
  * lock).
  */
-#include <hsakmt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,14 +265,8 @@ KFDSYNC_EXPORT bool kfdsync_hsa_signal_hint_handler(int64_t value, void *arg)
 		 * the hooks (EBUSY), set the event: the cpu_set hook sees it,
 		 * and it covers a store made before ROCr's thread waited.
 		 */
-		if (kfdsync_event_relay(h->ctx, h->event_id) == -EBUSY) {
-			HsaEvent ev;
-
-			memset(&ev, 0, sizeof(ev));
-			ev.EventId = h->event_id;
-			ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
-			hsaKmtSetEvent(&ev);
-		}
+		if (kfdsync_event_relay(h->ctx, h->event_id) == -EBUSY)
+			kfdsync_relays_set_event(h->ctx->relays, h->event_id);
 	}
 	pthread_mutex_unlock(&hints_lock);
 	free(h);

@@ -6,7 +6,7 @@
  * Where the module cannot set amdkfd events itself (relay mode: it answers
  * SET_EVENT with EOPNOTSUPP), the library does that part: the kernel import
  * does everything else and signals an eventfd when done, and the library
- * then calls hsaKmtSetEvent() for it. The event is thus set after the memory
+ * then sets it (AMDKFD_IOC_SET_EVENT, lib/kfd.c). The event is thus set after the memory
  * write, as in the kernel path. Who watches the eventfds depends on the
  * context's form: the threads form has an import relay thread, asleep in
  * poll(2) on them and a wake-up eventfd, that starts on the first relayed
@@ -23,8 +23,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
-
-#include <hsakmt.h>
 
 #include "kfdsync.h"
 #include "internal.h"
@@ -62,16 +60,11 @@ struct kfdsync_import_relay {
 	struct kfdsync_ctx *ctx;
 };
 
-/* Set amdkfd event @event_id of this process through libhsakmt. */
-static void relay_set_event(uint32_t event_id)
+/* Set amdkfd event @event_id of this process (lib/kfd.c). */
+static void relay_set_event(struct kfdsync_import_relay *relay, uint32_t event_id)
 {
-	HsaEvent ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.EventId = event_id;
-	ev.EventData.EventType = HSA_EVENTTYPE_SIGNAL;
 	/* Nothing to report to: an unknown id fails as in the kernel path. */
-	(void)hsaKmtSetEvent(&ev);
+	(void)kfdsync_relays_set_event(relay->ctx->relays, event_id);
 }
 
 static void *relay_main(void *arg)
@@ -137,7 +130,7 @@ static void *relay_main(void *arg)
 					break;
 			if (j == relay->n_items)
 				continue;
-			relay_set_event(relay->items[j].event_id);
+			relay_set_event(relay, relay->items[j].event_id);
 			close(relay->items[j].eventfd);
 			relay->items[j] = relay->items[--relay->n_items];
 		}
@@ -250,7 +243,7 @@ int kfdsync_import_relay_done(struct kfdsync_ctx *ctx, int efd)
 	for (j = 0; j < relay->n_items; j++) {
 		if (relay->items[j].eventfd != efd)
 			continue;
-		relay_set_event(relay->items[j].event_id);
+		relay_set_event(relay, relay->items[j].event_id);
 		close(efd);
 		relay->items[j] = relay->items[--relay->n_items];
 		ret = 0;

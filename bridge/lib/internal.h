@@ -126,6 +126,16 @@ int kfdsync_relays_dispatch(struct kfdsync_relays *rs);
 int kfdsync_relays_set_interval(struct kfdsync_relays *rs, int64_t interval_ns);
 /* What amdkfd offers the relay: 1 event ages, 0 none, -errno /dev/kfd unusable. */
 int kfdsync_relays_ages(struct kfdsync_relays *rs);
+/* Set amdkfd event @event_id of this process, on the relay's /dev/kfd fd; 0 or -errno. */
+int kfdsync_relays_set_event(struct kfdsync_relays *rs, uint32_t event_id);
+
+/*
+ * kfd.c: amdkfd's event ioctls, on a /dev/kfd fd of this process; 0 or
+ * -errno. _create() makes an auto-reset signal event, not signalled.
+ */
+int kfdsync_kfd_event_create(int kfd_fd, uint32_t *event_id);
+int kfdsync_kfd_event_set(int kfd_fd, uint32_t event_id);
+int kfdsync_kfd_event_destroy(int kfd_fd, uint32_t event_id);
 
 /*
  * loop.c: the poll fd. kfdsync_ctx_fail() records a failure of the relay

@@ -52,7 +52,6 @@
  * threads' code here: the report to the module, the age probe, and what
  * happens when the relay loses an event (kfdsync_relay_lost()).
  */
-#include <hsakmt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -94,7 +93,7 @@ struct snap {
 struct group {
 	struct kfdsync_relays *rs;
 	pthread_t thread;
-	HsaEvent *kick;		/* private auto-reset event: reload or stop */
+	uint32_t kick;		/* private auto-reset event (kfd.c): reload or stop */
 	struct member *members;
 	size_t n_members;	/* used entries (age mode: up to RELAY_GROUP_MAX) */
 	size_t cap;
@@ -343,7 +342,7 @@ static void group_arm(struct group *g)
 	g->n_wait = n;
 	/* Last, with age 0: latch semantics, consumed by this wait only. */
 	memset(&g->wait[n], 0, sizeof(g->wait[n]));
-	g->wait[n].event_id = g->kick->EventId;
+	g->wait[n].event_id = g->kick;
 	g->armed = g->gen;
 	pthread_cond_broadcast(&g->rs->armed_cond);
 }
@@ -399,7 +398,7 @@ static void *group_main_binary(void *arg)
 
 		memset(ev, 0, sizeof(ev));
 		ev[0].event_id = id;
-		ev[1].event_id = g->kick->EventId;
+		ev[1].event_id = g->kick;
 		ret = kfdsync_kfd_wait(rs->kfd_fd, ev, 2, KFD_TIMEOUT_INFINITE, &result);
 		if (atomic_load(&g->stop_flag))
 			break;
@@ -439,7 +438,6 @@ static void *group_main_binary(void *arg)
 static int group_new(struct kfdsync_relays *rs, size_t cap, uint32_t first_id,
 		     void *(*fn)(void *), struct group **out)
 {
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
 	sigset_t all, old;
 	pthread_attr_t attr;
 	struct group *g;
@@ -460,7 +458,7 @@ static int group_new(struct kfdsync_relays *rs, size_t cap, uint32_t first_id,
 		goto err_free;
 	/* Auto-reset, not signalled: only this library sets it. */
 	ret = -ENOSPC;
-	if (hsaKmtCreateEvent(&desc, false, false, &g->kick) != HSAKMT_STATUS_SUCCESS)
+	if (kfdsync_kfd_event_create(rs->kfd_fd, &g->kick))
 		goto err_free;
 	if (first_id) {
 		g->members[0].event_id = first_id;
@@ -483,7 +481,7 @@ static int group_new(struct kfdsync_relays *rs, size_t cap, uint32_t first_id,
 	return 0;
 
 err_event:
-	hsaKmtDestroyEvent(g->kick);
+	kfdsync_kfd_event_destroy(rs->kfd_fd, g->kick);
 err_free:
 	free(g->wait);
 	free(g->snap);
@@ -504,9 +502,9 @@ static void group_free(struct group *g)
 		g->stop = true;
 		pthread_mutex_unlock(&g->rs->lock);
 		atomic_store(&g->stop_flag, true);
-		hsaKmtSetEvent(g->kick);
+		kfdsync_kfd_event_set(g->rs->kfd_fd, g->kick);
 		pthread_join(g->thread, NULL);
-		hsaKmtDestroyEvent(g->kick);
+		kfdsync_kfd_event_destroy(g->rs->kfd_fd, g->kick);
 	}
 	free(g->wait);
 	free(g->snap);
@@ -518,28 +516,29 @@ static void group_free(struct group *g)
 int kfdsync_relays_open(struct kfdsync_relays *rs)
 {
 	struct kfd_get_version_args v = { 0 };
-	HSAKMT_STATUS st;
 	int fd;
 
 	if (rs->kfd_fd >= 0)
 		return 0;
-	/*
-	 * Our own reference on libhsakmt for the kick events (a second open
-	 * counts up and says KERNEL_ALREADY_OPENED).
-	 */
-	st = hsaKmtOpenKFD();
-	if (st != HSAKMT_STATUS_SUCCESS && st != HSAKMT_STATUS_KERNEL_ALREADY_OPENED)
-		return -ESRCH;
 	fd = kfdsync_open_device("/dev/kfd");
-	if (fd < 0) {
-		hsaKmtCloseKFD();
+	if (fd < 0)
 		return -ESRCH;
-	}
-	rs->kfd_pid = getpid();
 	rs->kfd_fd = fd;
 	rs->ages = !kfdsync_ioctl(fd, KFD_IOC_GET_VERSION, &v) &&
 		   (v.major_version > 1 || (v.major_version == 1 && v.minor_version >= 14));
 	return 0;
+}
+
+int kfdsync_relays_set_event(struct kfdsync_relays *rs, uint32_t event_id)
+{
+	int ret, fd;
+
+	pthread_mutex_lock(&rs->lock);
+	ret = kfdsync_relays_open(rs);
+	fd = rs->kfd_fd;
+	pthread_mutex_unlock(&rs->lock);
+	/* The fd stays open until kfdsync_relays_free(). */
+	return ret ? ret : kfdsync_kfd_event_set(fd, event_id);
 }
 
 int kfdsync_relays_ages(struct kfdsync_relays *rs)
@@ -593,7 +592,7 @@ static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 	 * its first wait has the event, no kick needed.
 	 */
 	if (!fresh)
-		hsaKmtSetEvent(g->kick);
+		kfdsync_kfd_event_set(rs->kfd_fd, g->kick);
 	return 0;
 }
 
@@ -691,7 +690,7 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 				gb = g;
 				break;
 			}
-			hsaKmtSetEvent(g->kick);
+			kfdsync_kfd_event_set(rs->kfd_fd, g->kick);
 			/*
 			 * Synchronous: once we return, the caller may destroy
 			 * the event, and no wait of ours may hold it then.
@@ -731,9 +730,6 @@ void kfdsync_relays_free(struct kfdsync_relays *rs)
 	kfdsync_dispatch_free(rs);
 	if (rs->kfd_fd >= 0)
 		close(rs->kfd_fd);
-	/* Not in a child of fork(2): libhsakmt's state there is not ours. */
-	if (rs->kfd_pid && rs->kfd_pid == getpid())
-		hsaKmtCloseKFD();
 	pthread_cond_destroy(&rs->armed_cond);
 	pthread_mutex_destroy(&rs->lock);
 	free(rs);

@@ -81,7 +81,6 @@ struct kfdsync_relays {
 	int kfd_fd;		/* our own /dev/kfd, -1 until the first relay */
 	bool ages;		/* amdkfd reports event ages (age mode) */
 	atomic_bool have_relay_signals; /* the module has KFDSYNC_IOCTL_RELAY_SIGNALS */
-	pid_t kfd_pid;		/* we hold an hsaKmtOpenKFD() reference of this process */
 	uint64_t serial;
 	/* threads form */
 	struct group *groups[RELAY_MAX_GROUPS];	/* age mode */

@@ -22,6 +22,13 @@ struct errcase {
 #define AMDGPU_ERR(e) (-EOPNOTSUPP)
 #endif
 
+/* Built without libhsakmt's header, kfdsync_event_add_hsa() says so. */
+#ifdef KFDSYNC_HAVE_HSAKMT
+#define HSAKMT_ERR(e) (e)
+#else
+#define HSAKMT_ERR(e) (-EOPNOTSUPP)
+#endif
+
 int main(void)
 {
 	/*
@@ -29,6 +36,8 @@ int main(void)
 	 * machines have no amdgpu device to get a real handle from.
 	 */
 	struct amdgpu_device *fake_dev = (struct amdgpu_device *)&fake_dev;
+	/* Larger than libhsakmt's HsaEvent; only read after the ctx check. */
+	uint64_t fake_event[32] = { 0 };
 	uint32_t h = 0;
 	struct kfdsync_sync_file_status st;
 	struct kfdsync_module_info mi;
@@ -48,6 +57,10 @@ int main(void)
 
 	const struct errcase cases[] = {
 		{ "ctx_new_null", kfdsync_ctx_new(NULL), -EINVAL },
+		{ "event_add_hsa_null_event", kfdsync_event_add_hsa(NULL, NULL, NULL), -EINVAL },
+		{ "event_add_hsa_null_ctx",
+		  kfdsync_event_add_hsa(NULL, (const struct _HsaEvent *)fake_event, NULL),
+		  HSAKMT_ERR(-EINVAL) },
 		{ "ctx_fd_null", kfdsync_ctx_fd(NULL), -EINVAL },
 		{ "ctx_set_relay_null", kfdsync_ctx_set_relay(NULL, false), -EINVAL },
 		{ "ctx_new_flags_null", kfdsync_ctx_new_flags(NULL, KFDSYNC_CTX_DISPATCH), -EINVAL },

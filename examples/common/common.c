@@ -57,20 +57,3 @@ int fence_state(int fd, int64_t *ts)
 		*ts = (int64_t)fs.timestamp_ns;
 	return st.status;
 }
-
-int kfd_signal_event_new(struct kfdsync_ctx *ctx, HsaEvent **event)
-{
-	HsaEventDescriptor desc = { .EventType = HSA_EVENTTYPE_SIGNAL };
-	int ret;
-
-	if (hsaKmtCreateEvent(&desc, false, false, event) != HSAKMT_STATUS_SUCCESS) {
-		*event = NULL;
-		err("hsaKmtCreateEvent failed");
-		return -EIO;
-	}
-	ret = kfdsync_event_add_hsa(ctx, *event, NULL);
-	if (ret)
-		err("cannot register KFD event %u with kfdsync: %s", (*event)->EventId,
-		    strerror(-ret));
-	return ret;
-}

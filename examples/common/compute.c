@@ -12,7 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef KFDSYNC_HAVE_HSAKMT
 #include <hsakmt.h>
+#endif
 #include <kfdsync.h>
 
 #include "common.h"
@@ -29,6 +31,7 @@ struct gpu {
 	int sim_fd;
 	uint32_t sim_queue;
 
+#ifdef KFDSYNC_HAVE_HSAKMT
 	/* real (not tested on hardware) */
 	uint32_t node;			/* KFD node of the GPU */
 	uint32_t *ring;			/* hsaKmtAllocMemory, host-visible */
@@ -37,6 +40,7 @@ struct gpu {
 	uint64_t wptr;			/* dwords ever written to the ring */
 	void *mapped[8];		/* memory and buffers mapped to the GPU */
 	unsigned int num_mapped;
+#endif
 };
 
 /* ---- sim: the test rig's simulated GPU ---- */
@@ -71,6 +75,7 @@ static void sim_close(struct gpu *g)
 	g->sim_fd = -1;
 }
 
+#ifdef KFDSYNC_HAVE_HSAKMT
 /* ---- real: a KFD compute queue (NOT TESTED ON HARDWARE) ---- */
 
 static int real_find_gpu(struct gpu *g)
@@ -188,6 +193,93 @@ static int real_submit(struct gpu *g, const struct pm4_buf *b, uint64_t *end_pos
 	return 0;
 }
 
+static int real_map_memory(struct gpu *g, void *cpu, size_t size, uint64_t *va)
+{
+	if (g->num_mapped == sizeof(g->mapped) / sizeof(g->mapped[0]))
+		return -ENOSPC;
+	/* Ordinary memory as a userptr BO: the GPU address is the CPU address. */
+	if (hsaKmtRegisterMemory(cpu, size) != HSAKMT_STATUS_SUCCESS) {
+		err("--gpu real: hsaKmtRegisterMemory failed");
+		return -EIO;
+	}
+	if (hsaKmtMapMemoryToGPU(cpu, size, va) != HSAKMT_STATUS_SUCCESS) {
+		hsaKmtDeregisterMemory(cpu);
+		err("--gpu real: hsaKmtMapMemoryToGPU failed");
+		return -EIO;
+	}
+	g->mapped[g->num_mapped++] = cpu;
+	return 0;
+}
+
+static int real_map_buffer(struct gpu *g, int dmabuf_fd, uint64_t *va)
+{
+	HsaGraphicsResourceInfo info;
+	uint32_t node = g->node;
+
+	/* The display's buffer, imported into KFD through its dma-buf. */
+	if (dmabuf_fd < 0) {
+		err("--gpu real needs the display driver to export buffers (PRIME)");
+		return -EOPNOTSUPP;
+	}
+	if (g->num_mapped == sizeof(g->mapped) / sizeof(g->mapped[0]))
+		return -ENOSPC;
+	if (hsaKmtRegisterGraphicsHandleToNodes((uint64_t)dmabuf_fd, &info, 1, &node) !=
+	    HSAKMT_STATUS_SUCCESS) {
+		err("--gpu real: cannot import the scanout buffer into KFD");
+		return -EIO;
+	}
+	if (hsaKmtMapMemoryToGPU(info.MemoryAddress, info.SizeInBytes, va) !=
+	    HSAKMT_STATUS_SUCCESS) {
+		hsaKmtDeregisterMemory(info.MemoryAddress);
+		err("--gpu real: cannot map the scanout buffer to the GPU");
+		return -EIO;
+	}
+	/* Unmapped and deregistered in gpu_close(). */
+	g->mapped[g->num_mapped++] = info.MemoryAddress;
+	return 0;
+}
+
+#else /* !KFDSYNC_HAVE_HSAKMT */
+
+/* Built without libhsakmt: kfd_open(GPU_REAL) refused already. */
+static int real_open(struct gpu *g)
+{
+	(void)g;
+	err("--gpu real needs libhsakmt, which this build was made without");
+	return -EOPNOTSUPP;
+}
+
+static void real_close(struct gpu *g)
+{
+	(void)g;
+}
+
+static int real_submit(struct gpu *g, const struct pm4_buf *b, uint64_t *end_pos)
+{
+	(void)g;
+	(void)b;
+	(void)end_pos;
+	return -EOPNOTSUPP;
+}
+
+static int real_map_memory(struct gpu *g, void *cpu, size_t size, uint64_t *va)
+{
+	(void)g;
+	(void)cpu;
+	(void)size;
+	(void)va;
+	return -EOPNOTSUPP;
+}
+
+static int real_map_buffer(struct gpu *g, int dmabuf_fd, uint64_t *va)
+{
+	(void)g;
+	(void)dmabuf_fd;
+	(void)va;
+	return -EOPNOTSUPP;
+}
+#endif /* KFDSYNC_HAVE_HSAKMT */
+
 /* ---- the interface ---- */
 
 int gpu_open(struct gpu **gpu, enum gpu_kind kind)
@@ -232,55 +324,18 @@ int gpu_map_memory(struct gpu *g, void *cpu, size_t size, uint64_t *va)
 		*va = (uintptr_t)cpu;
 		return 0;
 	}
-	if (g->num_mapped == sizeof(g->mapped) / sizeof(g->mapped[0]))
-		return -ENOSPC;
-	/* Ordinary memory as a userptr BO: the GPU address is the CPU address. */
-	if (hsaKmtRegisterMemory(cpu, size) != HSAKMT_STATUS_SUCCESS) {
-		err("--gpu real: hsaKmtRegisterMemory failed");
-		return -EIO;
-	}
-	if (hsaKmtMapMemoryToGPU(cpu, size, va) != HSAKMT_STATUS_SUCCESS) {
-		hsaKmtDeregisterMemory(cpu);
-		err("--gpu real: hsaKmtMapMemoryToGPU failed");
-		return -EIO;
-	}
-	g->mapped[g->num_mapped++] = cpu;
-	return 0;
+	return real_map_memory(g, cpu, size, va);
 }
 
 int gpu_map_buffer(struct gpu *g, void *map, int dmabuf_fd, uint64_t *va)
 {
-	HsaGraphicsResourceInfo info;
-	uint32_t node = g->node;
-
 	if (g->kind == GPU_SIM) {
 		/* kfdsim writes through our CPU mapping of the buffer. */
 		*va = (uintptr_t)map;
 		return 0;
 	}
-	/* The display's buffer, imported into KFD through its dma-buf. */
-	if (dmabuf_fd < 0) {
-		err("--gpu real needs the display driver to export buffers (PRIME)");
-		return -EOPNOTSUPP;
-	}
-	if (g->num_mapped == sizeof(g->mapped) / sizeof(g->mapped[0]))
-		return -ENOSPC;
-	if (hsaKmtRegisterGraphicsHandleToNodes((uint64_t)dmabuf_fd, &info, 1, &node) !=
-	    HSAKMT_STATUS_SUCCESS) {
-		err("--gpu real: cannot import the scanout buffer into KFD");
-		return -EIO;
-	}
-	if (hsaKmtMapMemoryToGPU(info.MemoryAddress, info.SizeInBytes, va) !=
-	    HSAKMT_STATUS_SUCCESS) {
-		hsaKmtDeregisterMemory(info.MemoryAddress);
-		err("--gpu real: cannot map the scanout buffer to the GPU");
-		return -EIO;
-	}
-	/* Unmapped and deregistered in gpu_close(). */
-	g->mapped[g->num_mapped++] = info.MemoryAddress;
-	return 0;
+	return real_map_buffer(g, dmabuf_fd, va);
 }
-
 int gpu_submit(struct gpu *g, const struct pm4_buf *b, uint64_t *end_pos)
 {
 	int ret;
@@ -313,11 +368,10 @@ int stage_event_new(struct kfdsync_ctx *ctx, struct stage_event *ev)
 
 void stage_event_free(struct kfdsync_ctx *ctx, struct stage_event *ev)
 {
-	if (!ev->event)
+	if (!ev->event.live)
 		return;
-	kfdsync_event_remove(ctx, ev->event->EventId);
-	hsaKmtDestroyEvent(ev->event);
-	ev->event = NULL;
+	kfdsync_event_remove(ctx, ev->event.id);
+	kfd_signal_event_destroy(&ev->event);
 }
 
 int stage_submit(struct gpu *gpu, struct kfdsync_ctx *ctx, struct stage_event *ev,
@@ -336,10 +390,10 @@ int stage_submit(struct gpu *gpu, struct kfdsync_ctx *ctx, struct stage_event *e
 	 * signalled (checked), so "the next signal after this age" is this
 	 * job's; exporting after the submission is then fine too.
 	 */
-	ret = kfdsync_event_get_state(ctx, ev->event->EventId, &st);
+	ret = kfdsync_event_get_state(ctx, ev->event.id, &st);
 	if (ret || st.age != ev->signals) {
 		err("frame %u: event %u has age %" PRIu64 ", expected %" PRIu64 "%s%s", job->n,
-		    ev->event->EventId, ret ? 0 : st.age, ev->signals,
+		    ev->event.id, ret ? 0 : st.age, ev->signals,
 		    ret ? ": " : ": an earlier frame's signal is missing", ret ? strerror(-ret) : "");
 		return ret ? ret : -EPROTO;
 	}
@@ -369,7 +423,7 @@ int stage_submit(struct gpu *gpu, struct kfdsync_ctx *ctx, struct stage_event *e
 	if (job->hang)
 		pm4_sim_hang(&b);
 	/* Signal the frame's event: write its slot, interrupt. */
-	pm4_release_mem_event(&b, ev->event->EventData.HWData2, ev->event->EventId);
+	pm4_release_mem_event(&b, ev->event.slot, ev->event.id);
 	if (b.overflow) {
 		err("frame %u: the command stream does not fit (%zu dwords)", job->n, b.cap);
 		return -ENOSPC;
@@ -380,7 +434,7 @@ int stage_submit(struct gpu *gpu, struct kfdsync_ctx *ctx, struct stage_event *e
 		return ret;
 	ev->signals++;
 	job->draw_end = end - (b.len - (draw_len ? draw_len : b.len));
-	fence = kfdsync_event_export_sync_file(ctx, ev->event->EventId, st.age, job->watchdog_ns);
+	fence = kfdsync_event_export_sync_file(ctx, ev->event.id, st.age, job->watchdog_ns);
 	if (fence < 0)
 		err("frame %u: cannot export its event as a sync_file: %s", job->n,
 		    strerror(-fence));

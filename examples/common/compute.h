@@ -18,7 +18,8 @@
  *    dumb buffer is imported into KFD from its dma-buf; the gate word is
  *    registered user memory. NOT TESTED ON HARDWARE: it is written from
  *    libhsakmt's and amdkfd's interfaces and compiled, but this project
- *    has no GPU to run it on.
+ *    has no GPU to run it on. Built only where libhsakmt's header is
+ *    found (not on Debian forky and later, which have no libhsakmt).
  *
  * Functions return 0 or a negative errno, and print what failed.
  */
@@ -29,8 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hsakmt.h>
-
+#include "common.h"
 #include "pm4.h"
 
 struct kfdsync_ctx;
@@ -42,17 +42,12 @@ struct kfdsync_ctx;
  */
 #define GATE_ERROR UINT32_MAX
 
-enum gpu_kind {
-	GPU_SIM,
-	GPU_REAL,
-};
-
 struct gpu;
 
 /*
  * Open the back-end. gpu_close() stops the queue (also in the middle of a
- * hang or a WAIT_REG_MEM) and releases everything; NULL is ignored. libhsakmt must be open (hsaKmtOpenKFD()): queues signal
- * the caller's KFD events.
+ * hang or a WAIT_REG_MEM) and releases everything; NULL is ignored. /dev/kfd must be open (kfd_open() of the same kind):
+ * queues signal the caller's KFD events.
  */
 int gpu_open(struct gpu **gpu, enum gpu_kind kind);
 void gpu_close(struct gpu *gpu);
@@ -89,7 +84,7 @@ int gpu_wait_pos(struct gpu *gpu, uint64_t pos, int timeout_ms);
 
 /* A KFD signal event that jobs signal, registered with a kfdsync context. */
 struct stage_event {
-	HsaEvent *event;
+	struct kfd_event event;
 	uint64_t signals;	/* RELEASE_MEMs on it submitted so far */
 };
 

@@ -17,10 +17,9 @@ int sim_stage_open(struct sim_stage *s, const struct frame_options *o, size_t by
 	int ret;
 
 	*s = (struct sim_stage){ .o = o, .bytes = bytes };
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded?");
-		return -ENODEV;
-	}
+	ret = kfd_open(GPU_SIM);
+	if (ret)
+		return ret;
 	s->kfd_open = true;
 	ret = kfdsync_ctx_new(&s->ctx);
 	if (ret) {
@@ -52,7 +51,7 @@ void sim_stage_close(struct sim_stage *s)
 	stage_event_free(s->ctx, &s->ev);
 	kfdsync_ctx_free(s->ctx);
 	if (s->kfd_open)
-		hsaKmtCloseKFD();
+		kfd_close();
 	if (s->shared)
 		munmap(s->shared, 4096);
 	if (s->result)

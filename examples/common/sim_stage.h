@@ -22,7 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hsakmt.h>
 #include <kfdsync.h>
 
 #include "compute.h"

@@ -551,7 +551,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	printf("compute: simulated GPU (kfdsim), KFD event %u exported by kfdsync\n",
-	       app.sim.ev.event->EventId);
+	       app.sim.ev.event.id);
 	fflush(stdout);
 	for (int n = 0; n < app.o.frames && ret == EXIT_OK; n++)
 		ret = run_frame(&app, n);

@@ -75,7 +75,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <hsakmt.h>
 #include <kfdsync.h>
 
 #include "common.h"
@@ -552,11 +551,9 @@ static int setup(struct app *app)
 	int ret;
 
 	/* Compute first: without a GPU there is nothing to show. */
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded, and may you "
-		    "open /dev/kfd?");
-		return -ENODEV;
-	}
+	ret = kfd_open(app->opt.gpu);
+	if (ret)
+		return ret;
 	app->kfd_open = true;
 	ret = gpu_open(&app->gpu, app->opt.gpu);
 	if (ret)
@@ -637,13 +634,12 @@ static void teardown(struct app *app)
 		close(app->ready[i].in_fence);
 	for (int i = 0; i < NUM_BUFFERS; i++) {
 		/* Unregistered by kfdsync_ctx_free() above: destroyed after it. */
-		if (app->slots[i].ev.event)
-			hsaKmtDestroyEvent(app->slots[i].ev.event);
+		kfd_signal_event_destroy(&app->slots[i].ev.event);
 		if (app->display.fd >= 0)
 			buffer_destroy(&app->display, &app->slots[i].buf);
 	}
 	if (app->kfd_open)
-		hsaKmtCloseKFD();
+		kfd_close();
 	display_close(&app->display);
 }
 

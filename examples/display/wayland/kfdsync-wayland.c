@@ -503,10 +503,9 @@ static int setup(struct app *a)
 	ret = open_device(a);
 	if (ret)
 		return ret;
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		err("cannot open /dev/kfd (hsaKmtOpenKFD): is amdgpu loaded?");
-		return -ENODEV;
-	}
+	ret = kfd_open(a->gpu_kind);
+	if (ret)
+		return ret;
 	a->kfd_open = true;
 	ret = kfdsync_ctx_new(&a->ctx);
 	if (ret) {
@@ -647,8 +646,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++) {
 		struct buf *b = &a.bufs[i];
 
-		if (b->ev.event)
-			hsaKmtDestroyEvent(b->ev.event);
+		kfd_signal_event_destroy(&b->ev.event);
 		if (b->fence >= 0)
 			close(b->fence);
 		if (b->release_efd >= 0)
@@ -658,7 +656,7 @@ int main(int argc, char **argv)
 	}
 	free(a.gates);
 	if (a.kfd_open)
-		hsaKmtCloseKFD();
+		kfd_close();
 	if (a.dev_fd >= 0)
 		close(a.dev_fd);
 	if (a.dpy)

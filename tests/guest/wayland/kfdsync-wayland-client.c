@@ -63,7 +63,6 @@
 #include "linux-drm-syncobj-v1-client-protocol.h"
 #endif
 
-#include <hsakmt.h>
 #include <kfdsync.h>
 
 #include "common.h"
@@ -318,11 +317,9 @@ static int sim_start(struct client *c)
 {
 	int ret;
 
-	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS) {
-		fprintf(stderr, PROG ": --gpu sim: cannot open /dev/kfd (hsaKmtOpenKFD): "
-			"is amdgpu loaded, and may you open /dev/kfd?\n");
-		return -ENODEV;
-	}
+	ret = kfd_open(GPU_SIM);
+	if (ret)
+		return ret;
 	c->kfd_open = true;
 	ret = kfdsync_ctx_new(&c->ctx);
 	if (ret) {
@@ -361,15 +358,14 @@ static void sim_stop(struct client *c)
 	c->ctx = NULL;
 	/* Unregistered by kfdsync_ctx_free() above: destroyed after it. */
 	for (int i = 0; i < NBUF; i++) {
-		if (c->bufs[i].ev.event)
-			hsaKmtDestroyEvent(c->bufs[i].ev.event);
+		kfd_signal_event_destroy(&c->bufs[i].ev.event);
 		c->bufs[i].ev = (struct stage_event){ 0 };
 	}
 	if (c->shared)
 		munmap(c->shared, 4096);
 	c->shared = NULL;
 	if (c->kfd_open)
-		hsaKmtCloseKFD();
+		kfd_close();
 	c->kfd_open = false;
 }
 

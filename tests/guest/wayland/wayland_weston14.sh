@@ -84,12 +84,15 @@ cleanup() {
 trap cleanup EXIT
 
 # start_weston SOCKET ARGS...: waits (at most 180 s) for its socket.
+# Remembers its pid and arguments for alive_weston.
 start_weston() {
 	sock=$1; shift
 	weston --socket="$sock" --idle-time=0 --no-config --renderer=gl "$@" \
-		>"$T/$sock.log" 2>&1 &
+		>>"$T/$sock.log" 2>&1 &
 	pid=$!
 	WPIDS="$WPIDS $pid"
+	eval "WPID_$sock=$pid"
+	printf '%s\n' "$@" >"$T/$sock.args"
 	for i in $(seq 360); do
 		[ -S "$T/$sock" ] && return 0
 		kill -0 $pid 2>/dev/null || break
@@ -98,6 +101,22 @@ start_weston() {
 	echo "# weston ($sock) did not start:"
 	tail -n 20 "$T/$sock.log" | diag
 	return 1
+}
+# alive_weston SOCKET: 0 if the weston serving SOCKET still runs. Else says
+# how it ended (its log's end, the kernel's segfault line) and starts it
+# again with the same arguments, so that one crash fails only the case it
+# happened in, not the cases after it; 1 if it cannot be restarted.
+alive_weston() {
+	sock=$1
+	eval "wpid=\${WPID_$sock:-}"
+	[ -n "$wpid" ] && kill -0 "$wpid" 2>/dev/null && [ -S "$T/$sock" ] && return 0
+	wait "$wpid" 2>/dev/null
+	echo "# weston ($sock) died (status $?) during the previous case; its log ends:"
+	tail -n 15 "$T/$sock.log" | diag
+	dmesg 2>/dev/null | grep -E 'weston.*segfault|segfault.*weston|kiosk-shell' | tail -n 3 | diag
+	rm -f "$T/$sock" "$T/$sock.lock"
+	set -- $(cat "$T/$sock.args")
+	start_weston "$sock" "$@"
 }
 # run NAME SOCKET ARGS...: the client's stdout in $T/out-NAME, status in $rc.
 run() {
@@ -178,10 +197,12 @@ if start_weston hl --backend=headless --width=640 --height=480 --shell=kiosk --d
 		has hl "^frame 1 pending: the capture ended only after its fence signalled"
 	check "... and shows frame 1: weston rendered it only after its fence" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-capture-frame1-pending.png" 0.5 0.5 $GREEN
+	alive_weston hl
 	run hlstall hl --path explicit --frames 2 --compute-ms 100 --stall-frame 1 \
 		--timeout-ms 8000 --size 640x480
 	check "a fence that never signals: weston does not present the frame, clear error, exit 1" \
 		test $rc -eq 1 -a -n "$(grep '^frame 1: not presented, fence pending$' "$T/out-hlstall")"
+	alive_weston hl
 	if [ -x "$EXAMPLE" ]; then
 		WAYLAND_DISPLAY=hl timeout 120 "$EXAMPLE" --frames 2 >"$T/out-example" 2>&1
 		rc=$?
