@@ -64,8 +64,11 @@ static inline int open_kfdsync_mode(bool *relay)
 
 	if (ioctl(fd, KFDSYNC_IOCTL_INFO, &info))
 		tap_bail("INFO: %s", strerror(errno));
-	*relay = info.info_flags & KFDSYNC_INFO_RELAY_FORCED;
-	tap_diag("mode %s, hooks %#x", *relay ? "relay (hooks=0)" : "hooks", info.hooks);
+	/* Forced (hooks=0), or the gate's (an amdkfd ABI not implemented). */
+	*relay = info.hooks != info.hooks_supported;
+	tap_diag("mode %s, hooks %#x", !*relay ? "hooks" :
+		 info.info_flags & KFDSYNC_INFO_RELAY_FORCED ? "relay (hooks=0)" : "relay",
+		 info.hooks);
 	return fd;
 }
 
