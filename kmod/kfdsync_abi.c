@@ -399,6 +399,35 @@ bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
 	return fn->probed || !ibt || insn == KFDSYNC_ABI_ENDBR64;
 }
 
+/*
+ * Parse @vmlinux and @module (split over it) into @base and @split, and
+ * start @verdict as NO_BTF; 0, or -EINVAL with the reason in @verdict
+ * (nothing to free then).
+ */
+static int kfdsync_abi_open(const void *vmlinux, size_t vmlinux_size,
+			    const void *module, size_t module_size,
+			    struct kfdsync_btf *base, struct kfdsync_btf *split,
+			    struct kfdsync_abi_verdict *verdict)
+{
+	const char *why;
+
+	memset(verdict, 0, sizeof(*verdict));
+	verdict->abi = -1;
+	verdict->result = KFDSYNC_AMDKFD_ABI_NO_BTF;
+	if (kfdsync_btf_init(base, vmlinux, vmlinux_size, NULL, &why)) {
+		snprintf(verdict->reason, sizeof(verdict->reason),
+			 "the kernel's BTF does not parse: %s", why);
+		return -EINVAL;
+	}
+	if (kfdsync_btf_init(split, module, module_size, base, &why)) {
+		snprintf(verdict->reason, sizeof(verdict->reason),
+			 "amdgpu's BTF does not parse: %s", why);
+		kfdsync_btf_fini(base);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /**
  * kfdsync_abi_check() - the gate: which ABI a module's BTF has
  * @vmlinux: the kernel's BTF (/sys/kernel/btf/vmlinux)
@@ -417,21 +446,10 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 	char reason[KFDSYNC_ABI_REASON];
 	struct kfdsync_btf base, split;
 	int best = -1, score, i;
-	const char *why;
 
-	memset(verdict, 0, sizeof(*verdict));
-	verdict->abi = -1;
-	verdict->result = KFDSYNC_AMDKFD_ABI_NO_BTF;
-	if (kfdsync_btf_init(&base, vmlinux, vmlinux_size, NULL, &why)) {
-		snprintf(verdict->reason, sizeof(verdict->reason),
-			 "the kernel's BTF does not parse: %s", why);
+	if (kfdsync_abi_open(vmlinux, vmlinux_size, module, module_size,
+			     &base, &split, verdict))
 		return;
-	}
-	if (kfdsync_btf_init(&split, module, module_size, &base, &why)) {
-		snprintf(verdict->reason, sizeof(verdict->reason),
-			 "amdgpu's BTF does not parse: %s", why);
-		goto out_base;
-	}
 
 	c.btf = &split;
 	for (i = 0; i < KFDSYNC_ABI_COUNT; i++) {
@@ -459,6 +477,48 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 	verdict->result = KFDSYNC_AMDKFD_ABI_MISMATCH;
 out_split:
 	kfdsync_btf_fini(&split);
-out_base:
 	kfdsync_btf_fini(&base);
 }
+
+#ifndef __KERNEL__
+/**
+ * kfdsync_abi_check_facts() - the structure facts of one ABI alone
+ * @vmlinux: the kernel's BTF
+ * @vmlinux_size: its size
+ * @module: amdgpu's BTF, split over @vmlinux
+ * @module_size: its size
+ * @abi: an enum kfdsync_abi_id
+ * @verdict: out: MATCH (with the offsets read) or MISMATCH (the first
+ *	     difference), as kfdsync_abi_check() would judge them
+ *
+ * For the host test: kernels whose functions match no ABI yet (6.16 and
+ * later) still show what the gate reads of their structures.
+ */
+void kfdsync_abi_check_facts(const void *vmlinux, size_t vmlinux_size,
+			     const void *module, size_t module_size, int abi,
+			     struct kfdsync_abi_verdict *verdict)
+{
+	struct kfdsync_abi_ctx c = { .len = sizeof(verdict->reason) };
+	struct kfdsync_btf base, split;
+	unsigned int i;
+	int ret = 0;
+
+	if (kfdsync_abi_open(vmlinux, vmlinux_size, module, module_size,
+			     &base, &split, verdict))
+		return;
+	c.btf = &split;
+	c.abi = &kfdsync_abis[abi];
+	c.reason = verdict->reason;
+	memset(c.off, 0xff, sizeof(c.off));
+	verdict->abi = abi;
+	for (i = 0; !ret && i < c.abi->nr_fields; i++)
+		ret = kfdsync_abi_check_field(&c, &c.abi->fields[i]);
+	verdict->result = ret < 0 ? KFDSYNC_AMDKFD_ABI_NO_BTF :
+			  ret ? KFDSYNC_AMDKFD_ABI_MISMATCH :
+			  KFDSYNC_AMDKFD_ABI_MATCH;
+	if (!ret)
+		memcpy(verdict->off, c.off, sizeof(verdict->off));
+	kfdsync_btf_fini(&split);
+	kfdsync_btf_fini(&base);
+}
+#endif

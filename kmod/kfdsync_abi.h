@@ -128,5 +128,10 @@ bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
 void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 		       const void *module, size_t module_size,
 		       struct kfdsync_abi_verdict *verdict);
+#ifndef __KERNEL__
+void kfdsync_abi_check_facts(const void *vmlinux, size_t vmlinux_size,
+			     const void *module, size_t module_size, int abi,
+			     struct kfdsync_abi_verdict *verdict);
+#endif
 
 #endif /* KFDSYNC_ABI_H */

@@ -107,25 +107,32 @@ static const char *abi_name(const struct kfdsync_abi_verdict *v)
 #define LOOKUP_TWO_ARGS "kfd_lookup_process_by_pasid takes 2 arguments, ABI 6.12 has 1"
 
 /*
- * With a match, where the members kfdsync reads are (byte offsets, as
- * tools/btf-fixtures show prints them from the whole BTF, an independent
- * reader): struct kfd_process's signal_page, struct kfd_signal_page's
- * kernel_address.
+ * The structure facts alone (kfdsync_abi_check_facts(), also where the
+ * functions match no ABI yet): "" when they hold, at the byte offsets
+ * @off (as tools/btf-fixtures show prints them from the whole BTF, an
+ * independent reader: struct kfd_process's signal_page, struct
+ * kfd_signal_page's kernel_address), else the first difference. With a
+ * match, the verdict must have read the same offsets.
  */
+#define FACTS_7_3 "struct kfd_process: signal_page is unsigned long long *, " \
+		  "ABI 6.12 has struct kfd_signal_page *"
+
 static const struct expect {
 	const char *prefix;	/* of the kernel release */
 	uint32_t result;
 	const char *abi;
 	const char *reason;
 	uint32_t off[KFDSYNC_ABI_OFFSETS];
+	const char *facts;
 } expects[] = {
-	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", { 408, 0 } },
-	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "", { 792, 0 } },
-	{ "6.16.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
-	{ "6.17.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
-	{ "6.18.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
-	{ "6.19.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
-	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 } },
+	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", { 408, 0 }, "" },
+	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "", { 792, 0 }, "" },
+	{ "6.16.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 784, 0 }, "" },
+	{ "6.17.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 784, 0 }, "" },
+	{ "6.18.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 784, 0 }, "" },
+	{ "6.19.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 784, 0 }, "" },
+	{ "7.2.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 768, 0 }, "" },
+	{ "7.3.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS, { 0 }, FACTS_7_3 },
 };
 
 static const struct expect *expect_of(const char *release)
@@ -162,6 +169,13 @@ static void check_kernel(const char *what, const char *release, const char *dir)
 		       what, release, v.off[KFDSYNC_ABI_OFF_SIGNAL_PAGE],
 		       v.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS], e->off[KFDSYNC_ABI_OFF_SIGNAL_PAGE],
 		       e->off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]);
+	kfdsync_abi_check_facts(p.base, p.base_size, p.split, p.split_size,
+				strcmp(e->abi, "6.1") ? KFDSYNC_ABI_ID_6_12 : KFDSYNC_ABI_ID_6_1, &v);
+	tap_ok(e->facts[0] ? v.result == KFDSYNC_AMDKFD_ABI_MISMATCH && !strcmp(v.reason, e->facts) :
+	       v.result == KFDSYNC_AMDKFD_ABI_MATCH && !memcmp(v.off, e->off, sizeof(v.off)),
+	       "%s_%s_slot_facts (%s, \"%s\", signal_page at byte %u, kernel_address at %u)",
+	       what, release, result_name(v.result), v.reason,
+	       v.off[KFDSYNC_ABI_OFF_SIGNAL_PAGE], v.off[KFDSYNC_ABI_OFF_KERNEL_ADDRESS]);
 	pair_free(&p);
 }
 
