@@ -45,8 +45,10 @@
  *   the read, which finds nothing once amdkfd has let the process go;
  * - CPU sets, destroys, errors and the free hook touch no slot.
  *
- * The free hook (kfd_event_free_process(), after the unmap) marks every
- * slot of the process dead; nothing reads a dead slot. An event amdkfd
+ * The free hook (kfd_event_free_process(), after the unmap) makes the
+ * process unreachable: dead (no new slot) and out of the tables, so no
+ * hook, registration or peek finds its slots again; a worker then ends
+ * them. Nothing reads a dead slot either. An event amdkfd
  * destroys ends its slot (the id may be reused for another event). Nothing
  * pins the page: the reference is what keeps it. File and line of each of
  * these in amdkfd's sources of every release: kmod/README.md, "Slot
