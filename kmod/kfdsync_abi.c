@@ -7,8 +7,8 @@
  * exactly the listed prototype (argument count, each argument's and the
  * return value's kind and size, the names of the structures pointed to),
  * and every structure fact must hold. A blob matching no ABI is judged
- * against the closest one (the one with most items matching; the newer on
- * a tie), and the verdict names its first difference, in the order the
+ * against the closest one (the one with fewest items differing; the newer
+ * on a tie), and the verdict names its first difference, in the order the
  * lists give: what kfdsync calls before what it probes.
  *
  * The ABIs themselves are in kfdsync_abi_list.h. Builds into kfdsync.ko
@@ -25,65 +25,47 @@
 
 #include "kfdsync_abi.h"
 
-/* An entry of the tables below, from a line of kfdsync_abi_list.h. */
-#define KFDSYNC_ABI_ENTRY(f, r, ...) \
-	{ .name = #f, .ret = #r, .args = #__VA_ARGS__ },
-#define KFDSYNC_ABI_PROBE_ENTRY(f, r, ...) \
-	{ .name = #f, .ret = #r, .args = #__VA_ARGS__, .probed = true },
-#define KFDSYNC_ABI_FIELD_ENTRY(st, mem, ty, off) \
-	{ .type = #st, .member = #mem, .mtype = #ty, .bit = off, .read = -1 },
-#define KFDSYNC_ABI_FIELD_READ_ENTRY(st, mem, ty, name) \
-	{ .type = #st, .member = #mem, .mtype = #ty, \
-	  .read = KFDSYNC_ABI_OFF_##name },
-
-static const struct kfdsync_abi_fn kfdsync_abi_6_1_fns[] = {
-#define KFDSYNC_CALL		KFDSYNC_ABI_ENTRY
-#define KFDSYNC_CALL_6_1	KFDSYNC_ABI_ENTRY
-#define KFDSYNC_PROBE		KFDSYNC_ABI_PROBE_ENTRY
-#define KFDSYNC_PROBE_6_1	KFDSYNC_ABI_PROBE_ENTRY
-#include "kfdsync_abi_list.h"
-};
-
-static const struct kfdsync_abi_fn kfdsync_abi_6_12_fns[] = {
-#define KFDSYNC_CALL		KFDSYNC_ABI_ENTRY
-#define KFDSYNC_CALL_6_12	KFDSYNC_ABI_ENTRY
-#define KFDSYNC_PROBE		KFDSYNC_ABI_PROBE_ENTRY
-#define KFDSYNC_PROBE_6_12	KFDSYNC_ABI_PROBE_ENTRY
-#include "kfdsync_abi_list.h"
-};
-
-static const struct kfdsync_abi_field kfdsync_abi_fields[] = {
-#define KFDSYNC_FIELD		KFDSYNC_ABI_FIELD_ENTRY
-#define KFDSYNC_FIELD_READ	KFDSYNC_ABI_FIELD_READ_ENTRY
-#include "kfdsync_abi_list.h"
-};
-
+/* The tables below, from the lines of kfdsync_abi_list.h. */
 const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT] = {
-	[KFDSYNC_ABI_ID_6_1] = {
-		.name = "6.1",
-		.fns = kfdsync_abi_6_1_fns,
-		.nr_fns = ARRAY_SIZE(kfdsync_abi_6_1_fns),
-		.fields = kfdsync_abi_fields,
-		.nr_fields = ARRAY_SIZE(kfdsync_abi_fields),
-	},
-	[KFDSYNC_ABI_ID_6_12] = {
-		.name = "6.12",
-		.fns = kfdsync_abi_6_12_fns,
-		.nr_fns = ARRAY_SIZE(kfdsync_abi_6_12_fns),
-		.fields = kfdsync_abi_fields,
-		.nr_fields = ARRAY_SIZE(kfdsync_abi_fields),
-	},
+#define KFDSYNC_ABI(id, abi_name) \
+	[KFDSYNC_ABI_ID_##id] = { .name = abi_name, .bit = KFDSYNC_ONLY(id) },
+#include "kfdsync_abi_list.h"
 };
+
+const struct kfdsync_abi_fn kfdsync_abi_fns[] = {
+#define KFDSYNC_CALL(set, member, f, r, ...) \
+	{ .name = #f, .ret = #r, .args = #__VA_ARGS__, .abis = set },
+#define KFDSYNC_PROBE(set, f, r, ...) \
+	{ .name = #f, .ret = #r, .args = #__VA_ARGS__, .probed = true, \
+	  .abis = set },
+#include "kfdsync_abi_list.h"
+};
+
+const unsigned int kfdsync_abi_nr_fns = ARRAY_SIZE(kfdsync_abi_fns);
+
+const struct kfdsync_abi_field kfdsync_abi_fields[] = {
+#define KFDSYNC_FIELD(set, st, mem, ty, off) \
+	{ .type = #st, .member = #mem, .mtype = #ty, .bit = off, .read = -1, \
+	  .abis = set },
+#define KFDSYNC_FIELD_READ(set, st, mem, ty, name) \
+	{ .type = #st, .member = #mem, .mtype = #ty, \
+	  .read = KFDSYNC_ABI_OFF_##name, .abis = set },
+#include "kfdsync_abi_list.h"
+};
+
+const unsigned int kfdsync_abi_nr_fields = ARRAY_SIZE(kfdsync_abi_fields);
 
 /*
- * What is being checked, where the first difference goes, and the offsets
- * of the members kfdsync reads (U32_MAX: not found yet).
+ * What is being checked, where the first difference goes, the number of
+ * items of the ABI checked, and the offsets of the members kfdsync reads
+ * (U32_MAX: not found yet).
  */
 struct kfdsync_abi_ctx {
 	const struct kfdsync_btf *btf;
 	const struct kfdsync_abi *abi;
 	char *reason;
 	size_t len;
+	unsigned int items;
 	u32 off[KFDSYNC_ABI_OFFSETS];
 };
 
@@ -332,18 +314,26 @@ static int kfdsync_abi_check_field(struct kfdsync_abi_ctx *c,
  */
 static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 {
+	const struct kfdsync_abi_field *f;
 	char other[KFDSYNC_ABI_REASON];
 	int ret, score = 0;
 	char *first = c->reason;
 	unsigned int i;
 
 	memset(c->off, 0xff, sizeof(c->off));
-	for (i = 0; i < c->abi->nr_fns + c->abi->nr_fields; i++) {
-		if (i < c->abi->nr_fns)
-			ret = kfdsync_abi_check_fn(c, &c->abi->fns[i]);
-		else
-			ret = kfdsync_abi_check_field(c,
-						      &c->abi->fields[i - c->abi->nr_fns]);
+	c->items = 0;
+	for (i = 0; i < kfdsync_abi_nr_fns + kfdsync_abi_nr_fields; i++) {
+		if (i < kfdsync_abi_nr_fns) {
+			if (!(kfdsync_abi_fns[i].abis & c->abi->bit))
+				continue;
+			ret = kfdsync_abi_check_fn(c, &kfdsync_abi_fns[i]);
+		} else {
+			f = &kfdsync_abi_fields[i - kfdsync_abi_nr_fns];
+			if (!(f->abis & c->abi->bit))
+				continue;
+			ret = kfdsync_abi_check_field(c, f);
+		}
+		c->items++;
 		if (ret < 0) {
 			/* The parse error is the reason, not an earlier mismatch. */
 			if (c->reason != first)
@@ -363,19 +353,19 @@ static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 
 /**
  * kfdsync_abi_fn() - a function of an ABI, by name
- * @abi: the ABI
+ * @abi: the ABI, an enum kfdsync_abi_id
  * @name: the function
  *
  * Return: its entry, or NULL if @abi has no function @name.
  */
-const struct kfdsync_abi_fn *kfdsync_abi_fn(const struct kfdsync_abi *abi,
-					    const char *name)
+const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name)
 {
 	unsigned int i;
 
-	for (i = 0; i < abi->nr_fns; i++)
-		if (!strcmp(abi->fns[i].name, name))
-			return &abi->fns[i];
+	for (i = 0; i < kfdsync_abi_nr_fns; i++)
+		if ((kfdsync_abi_fns[i].abis & kfdsync_abis[abi].bit) &&
+		    !strcmp(kfdsync_abi_fns[i].name, name))
+			return &kfdsync_abi_fns[i];
 	return NULL;
 }
 
@@ -397,6 +387,27 @@ bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
 			      bool ibt)
 {
 	return fn->probed || !ibt || insn == KFDSYNC_ABI_ENDBR64;
+}
+
+/**
+ * kfdsync_abi_signal_unwritten() - does an interrupt signal with no write?
+ * @id: kfd_signal_event_interrupt()'s partial_id
+ * @valid_id_bits: its valid_id_bits
+ * @mailbox_updated: its signal_mailbox_updated (ABI 7.1)
+ *
+ * amdkfd then sets event @id without reading its slot: only for a full id
+ * (7.2's kfd_events.c:171-178). A partial id is always looked up by its
+ * slots, and an id of 0 valid bits not at all.
+ *
+ * Return: true if amdkfd sets event @id (if it exists) with no slot write.
+ */
+bool kfdsync_abi_signal_unwritten(u32 id, u32 valid_id_bits,
+				  bool mailbox_updated)
+{
+	if (mailbox_updated || id >= KFDSYNC_EVENT_ID_LIMIT)
+		return false;
+	return valid_id_bits > 31 ||
+	       (1U << valid_id_bits) >= KFDSYNC_EVENT_ID_LIMIT;
 }
 
 /*
@@ -445,7 +456,8 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 	struct kfdsync_abi_ctx c = { .len = sizeof(verdict->reason) };
 	char reason[KFDSYNC_ABI_REASON];
 	struct kfdsync_btf base, split;
-	int best = -1, score, i;
+	u32 best = U32_MAX;
+	int score, i;
 
 	if (kfdsync_abi_open(vmlinux, vmlinux_size, module, module_size,
 			     &base, &split, verdict))
@@ -462,12 +474,13 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 			memcpy(verdict->reason, reason, sizeof(reason));
 			goto out_split;
 		}
-		if (score >= best) {
-			best = score;
+		/* The closest: fewest differences, the newer on a tie. */
+		if (c.items - score <= best) {
+			best = c.items - score;
 			verdict->abi = i;
 			memcpy(verdict->reason, reason, sizeof(reason));
 		}
-		if ((unsigned int)score == c.abi->nr_fns + c.abi->nr_fields) {
+		if ((unsigned int)score == c.items) {
 			verdict->result = KFDSYNC_AMDKFD_ABI_MATCH;
 			verdict->reason[0] = '\0';
 			memcpy(verdict->off, c.off, sizeof(verdict->off));
@@ -511,8 +524,9 @@ void kfdsync_abi_check_facts(const void *vmlinux, size_t vmlinux_size,
 	c.reason = verdict->reason;
 	memset(c.off, 0xff, sizeof(c.off));
 	verdict->abi = abi;
-	for (i = 0; !ret && i < c.abi->nr_fields; i++)
-		ret = kfdsync_abi_check_field(&c, &c.abi->fields[i]);
+	for (i = 0; !ret && i < kfdsync_abi_nr_fields; i++)
+		if (kfdsync_abi_fields[i].abis & c.abi->bit)
+			ret = kfdsync_abi_check_field(&c, &kfdsync_abi_fields[i]);
 	verdict->result = ret < 0 ? KFDSYNC_AMDKFD_ABI_NO_BTF :
 			  ret ? KFDSYNC_AMDKFD_ABI_MISMATCH :
 			  KFDSYNC_AMDKFD_ABI_MATCH;

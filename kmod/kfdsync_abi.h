@@ -34,12 +34,18 @@ struct kfd_process_device;
 struct kfd_vm_fault_info;
 struct mm_struct;
 
-/* The ABIs, in the order of kfdsync_abis[]. */
+/* The ABIs, oldest first, in the order of kfdsync_abis[]. */
 enum kfdsync_abi_id {
-	KFDSYNC_ABI_ID_6_1,
-	KFDSYNC_ABI_ID_6_12,
+#define KFDSYNC_ABI(id, name) KFDSYNC_ABI_ID_##id,
+#include "kfdsync_abi_list.h"
 	KFDSYNC_ABI_COUNT,
 };
+
+/* Sets of ABIs, as bit masks of enum kfdsync_abi_id (kfdsync_abi_list.h). */
+#define KFDSYNC_ALL		((1U << KFDSYNC_ABI_COUNT) - 1)
+#define KFDSYNC_ONLY(id)	(1U << KFDSYNC_ABI_ID_##id)
+#define KFDSYNC_FROM(id)	(KFDSYNC_ALL & ~(KFDSYNC_ONLY(id) - 1))
+#define KFDSYNC_UPTO(id)	((KFDSYNC_ONLY(id) << 1) - 1)
 
 /**
  * struct kfdsync_abi_fn - one function's prototype, as text
@@ -47,17 +53,19 @@ enum kfdsync_abi_id {
  * @ret:	Its return type.
  * @args:	Its argument types, separated by ", ".
  * @probed:	kfdsync probes it (or reads its code), rather than calls it.
+ * @abis:	The ABIs that have it so (a set of enum kfdsync_abi_id bits).
  */
 struct kfdsync_abi_fn {
 	const char *name;
 	const char *ret;
 	const char *args;
 	bool probed;
+	u32 abis;
 };
 
 /* The members kfdsync reads at the offset the BTF gives (FIELD_READ). */
 enum kfdsync_abi_off {
-#define KFDSYNC_FIELD_READ(st, mem, ty, name) KFDSYNC_ABI_OFF_##name,
+#define KFDSYNC_FIELD_READ(abis, st, mem, ty, name) KFDSYNC_ABI_OFF_##name,
 #include "kfdsync_abi_list.h"
 	KFDSYNC_ABI_OFFSETS,
 };
@@ -71,6 +79,7 @@ enum kfdsync_abi_off {
  * @read:	-1 for a fixed fact; else the member is wherever the BTF puts
  *		it (aligned for its type, the same in every definition) and
  *		its byte offset goes to &kfdsync_abi_verdict.off[@read].
+ * @abis:	The ABIs that rely on it (enum kfdsync_abi_id bits).
  */
 struct kfdsync_abi_field {
 	const char *type;
@@ -78,25 +87,30 @@ struct kfdsync_abi_field {
 	const char *mtype;
 	u32 bit;
 	int read;
+	u32 abis;
 };
 
 /**
  * struct kfdsync_abi - one amdkfd ABI kfdsync implements
  * @name:	Its name, for people.
- * @fns:	The functions kfdsync calls and probes in it.
- * @nr_fns:	Number of @fns.
- * @fields:	The structure facts kfdsync relies on.
- * @nr_fields:	Number of @fields.
+ * @bit:	Its bit in the sets of &kfdsync_abi_fn.abis and
+ *		&kfdsync_abi_field.abis.
  */
 struct kfdsync_abi {
 	const char *name;
-	const struct kfdsync_abi_fn *fns;
-	unsigned int nr_fns;
-	const struct kfdsync_abi_field *fields;
-	unsigned int nr_fields;
+	u32 bit;
 };
 
 extern const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT];
+
+/*
+ * Every function and structure fact of every ABI; an ABI has those whose
+ * set has its bit.
+ */
+extern const struct kfdsync_abi_fn kfdsync_abi_fns[];
+extern const unsigned int kfdsync_abi_nr_fns;
+extern const struct kfdsync_abi_field kfdsync_abi_fields[];
+extern const unsigned int kfdsync_abi_nr_fields;
 
 /* Size of &struct kfdsync_abi_verdict.reason (the uAPI's). */
 #define KFDSYNC_ABI_REASON	192
@@ -121,8 +135,9 @@ struct kfdsync_abi_verdict {
 /* ENDBR64 (f3 0f 1e fa) as a little-endian u32: an indirect branch target. */
 #define KFDSYNC_ABI_ENDBR64	0xfa1e0ff3U
 
-const struct kfdsync_abi_fn *kfdsync_abi_fn(const struct kfdsync_abi *abi,
-					    const char *name);
+const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name);
+bool kfdsync_abi_signal_unwritten(u32 id, u32 valid_id_bits,
+				  bool mailbox_updated);
 bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
 			      bool ibt);
 void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,

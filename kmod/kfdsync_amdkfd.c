@@ -51,7 +51,15 @@
  *   kthread_use_mm()), inside the event's lock.
  * - destroy: kfd_event_destroy(p, id); free: kfd_event_free_process(p), the
  *   only place amdkfd frees a process's events and signal page.
- * - hw_exception, vm_fault, poison (by pasid) and reset (by device).
+ * - hw_exception, vm_fault, poison (by pasid; from ABI 6.16 on vm_fault
+ *   by the device data, whose process member is read where the BTF puts
+ *   it) and reset (by device).
+ * - From ABI 7.1 on: unwritten, kfd_signal_event_interrupt() (only when its
+ *   signal_mailbox_updated is false: a GPU signal with no slot write), and
+ *   terminate, kfd_signal_process_terminate_event() (GPU unplugged).
+ *
+ * Each ABI has its own set of hooks (&struct kfdsync_hook.abis); "all"
+ * means all of the ABI the gate matched.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -96,6 +104,7 @@
  * @symbol:	"amdgpu:function", as kprobes resolve it.
  * @bit:	KFDSYNC_HOOK_* bit.
  * @pre:	The handler.
+ * @abis:	The amdkfd ABIs that have the hook (enum kfdsync_abi_id bits).
  * @kp:		The kprobe; valid while @attached.
  * @attached:	@kp is registered.
  * @hits:	Times the handler ran since kfdsync was loaded.
@@ -108,6 +117,7 @@ struct kfdsync_hook {
 	const char *symbol;
 	u32 bit;
 	kprobe_pre_handler_t pre;
+	u32 abis;
 	struct kprobe kp;
 	bool attached;
 	atomic64_t hits;
@@ -116,14 +126,17 @@ struct kfdsync_hook {
 
 /**
  * struct kfdsync_kfd_fns - the amdkfd functions kfdsync calls
- * @kfd_lookup_process_by_pasid: A referenced process, by pasid.
- * @kfd_lookup_process_by_mm: A referenced process, by address space.
- * @kfd_unref_process: Drop such a reference.
- * @kfd_set_event: Set an event, as AMDKFD_IOC_SET_EVENT does.
- * @v6_1: ABI 6.1's own calls (a union with @v6_12: @abi says which is set).
- * @v6_1.kfd_get_process_device_data: A process's data for a device.
- * @v6_12: ABI 6.12's own calls.
- * @v6_12.kfd_get_process_device_data: As in @v6_1.
+ * @lookup_pasid: kfd_lookup_process_by_pasid(), a referenced process by
+ *	pasid (ABIs 6.1, 6.12).
+ * @lookup_pasid_pdd: The same from ABI 6.16 on; it also stores the device
+ *	data where the pasid was found, unless given NULL.
+ * @lookup_mm: kfd_lookup_process_by_mm(), a referenced process by
+ *	address space.
+ * @unref: kfd_unref_process(), drop such a reference.
+ * @set_event: kfd_set_event(), set an event as AMDKFD_IOC_SET_EVENT does.
+ * @pdd_of_dev: kfd_get_process_device_data(), a process's data for a
+ *	device (ABI 6.1).
+ * @pdd_of_node: The same from ABI 6.12 on.
  * @set_event_end: The end of kfd_set_event()'s code.
  * @abi: The ABI amdgpu has, an enum kfdsync_abi_id.
  * @off: Where the members kfdsync reads are (enum kfdsync_abi_off), as
@@ -135,22 +148,16 @@ struct kfdsync_hook {
  * callers below (which hold amdgpu) read them without a lock.
  */
 struct kfdsync_kfd_fns {
-	struct kfd_process *(*kfd_lookup_process_by_pasid)(u32 pasid);
-	struct kfd_process *(*kfd_lookup_process_by_mm)(const struct mm_struct *mm);
-	void (*kfd_unref_process)(struct kfd_process *p);
-	int (*kfd_set_event)(struct kfd_process *p, u32 id);
-	union {
-		struct {
-			struct kfd_process_device *
-			(*kfd_get_process_device_data)(struct kfd_dev *dev,
-						       struct kfd_process *p);
-		} v6_1;
-		struct {
-			struct kfd_process_device *
-			(*kfd_get_process_device_data)(struct kfd_node *node,
-						       struct kfd_process *p);
-		} v6_12;
-	};
+	struct kfd_process *(*lookup_pasid)(u32 pasid);
+	struct kfd_process *(*lookup_pasid_pdd)(u32 pasid,
+						struct kfd_process_device **pdd);
+	struct kfd_process *(*lookup_mm)(const struct mm_struct *mm);
+	void (*unref)(struct kfd_process *p);
+	int (*set_event)(struct kfd_process *p, u32 id);
+	struct kfd_process_device *(*pdd_of_dev)(struct kfd_dev *dev,
+						 struct kfd_process *p);
+	struct kfd_process_device *(*pdd_of_node)(struct kfd_node *node,
+						  struct kfd_process *p);
 	unsigned long set_event_end;
 	int abi;
 	u32 off[KFDSYNC_ABI_OFFSETS];
@@ -190,6 +197,8 @@ enum {
 	KFDSYNC_HOOK_IDX_POISON,
 	KFDSYNC_HOOK_IDX_DESTROY,
 	KFDSYNC_HOOK_IDX_FREE,
+	KFDSYNC_HOOK_IDX_UNWRITTEN,
+	KFDSYNC_HOOK_IDX_TERMINATE,
 	KFDSYNC_HOOK_COUNT,
 };
 
@@ -215,7 +224,7 @@ static int kfdsync_hook_cpu(struct kprobe *kp, struct pt_regs *regs)
 {
 	const u32 *ev = (const u32 *)regs_get_kernel_argument(regs, 0);
 	unsigned long caller = regs_get_kernel_stack_nth(regs, 0);
-	unsigned long start = (unsigned long)kfdsync_kfd.kfd_set_event;
+	unsigned long start = (unsigned long)kfdsync_kfd.set_event;
 
 	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_CPU]);
 	if (caller > start && caller < kfdsync_kfd.set_event_end &&
@@ -247,16 +256,32 @@ static int kfdsync_hook_free(struct kprobe *kp, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kfdsync_hook_free);
 
+/*
+ * The process of @pasid, referenced (drop with kfdsync_kfd.unref()), or
+ * NULL. From ABI 6.16 on amdkfd would also store the device data the
+ * pasid was found in: given NULL, it stores nothing.
+ */
+static struct kfd_process *kfdsync_lookup_pasid(u32 pasid)
+{
+	if (kfdsync_kfd.lookup_pasid_pdd)
+		return kfdsync_kfd.lookup_pasid_pdd(pasid, NULL);
+	return kfdsync_kfd.lookup_pasid(pasid);
+}
+
+NOKPROBE_SYMBOL(kfdsync_lookup_pasid);
+
 /* The process of @pasid, reported with @error. */
 static void kfdsync_pasid_error(u32 pasid, int error)
 {
-	struct kfd_process *p = kfdsync_kfd.kfd_lookup_process_by_pasid(pasid);
+	struct kfd_process *p = kfdsync_lookup_pasid(pasid);
 
 	if (!p)
 		return;
 	kfdsync_ops->process_error(p, error);
-	kfdsync_kfd.kfd_unref_process(p);
+	kfdsync_kfd.unref(p);
 }
+
+NOKPROBE_SYMBOL(kfdsync_pasid_error);
 
 /* void kfd_signal_hw_exception_event(u32 pasid) */
 static int kfdsync_hook_hw_exception(struct kprobe *kp, struct pt_regs *regs)
@@ -268,11 +293,25 @@ static int kfdsync_hook_hw_exception(struct kprobe *kp, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kfdsync_hook_hw_exception);
 
-/* void kfd_signal_vm_fault_event(dev, u32 pasid, ...) */
+/*
+ * void kfd_signal_vm_fault_event(dev, u32 pasid, ...) up to ABI 6.12;
+ * (struct kfd_process_device *pdd, ...) from 6.16 on, whose caller holds
+ * a reference on pdd->process for the call.
+ */
 static int kfdsync_hook_vm_fault(struct kprobe *kp, struct pt_regs *regs)
 {
+	const char *pdd;
+
 	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_VM_FAULT]);
-	kfdsync_pasid_error(regs_get_kernel_argument(regs, 1), -EFAULT);
+	if (kfdsync_kfd.abi < KFDSYNC_ABI_ID_6_16) {
+		kfdsync_pasid_error(regs_get_kernel_argument(regs, 1), -EFAULT);
+		return 0;
+	}
+	pdd = (const char *)regs_get_kernel_argument(regs, 0);
+	if (pdd)
+		kfdsync_ops->process_error(READ_ONCE(*(const void * const *)
+				(pdd + kfdsync_kfd.off[KFDSYNC_ABI_OFF_PDD_PROCESS])),
+					   -EFAULT);
 	return 0;
 }
 
@@ -298,14 +337,57 @@ static int kfdsync_hook_poison(struct kprobe *kp, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(kfdsync_hook_poison);
 
-#define KFDSYNC_HOOK(_idx, _name, _fn, _bit, _pre)		\
+/*
+ * void kfd_signal_event_interrupt(u32 pasid, u32 partial_id,
+ *				   u32 valid_id_bits, bool signal_mailbox_updated)
+ * (ABI 7.1): an interrupt that says the GPU did not write the slot.
+ */
+static int kfdsync_hook_unwritten(struct kprobe *kp, struct pt_regs *regs)
+{
+	u32 id = regs_get_kernel_argument(regs, 1);
+	struct kfd_process *p;
+
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_UNWRITTEN]);
+	/* A bool argument is the register's low byte; the rest is undefined. */
+	if (!kfdsync_abi_signal_unwritten(id, regs_get_kernel_argument(regs, 2),
+					  (u8)regs_get_kernel_argument(regs, 3)))
+		return 0;
+	p = kfdsync_lookup_pasid(regs_get_kernel_argument(regs, 0));
+	if (!p)
+		return 0;
+	kfdsync_ops->gpu_unwritten(p, id);
+	kfdsync_kfd.unref(p);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_unwritten);
+
+/*
+ * void kfd_signal_process_terminate_event(struct kfd_process *p) (ABI
+ * 7.1): its GPU is unplugged; amdkfd sets every signal event, with no slot
+ * write, and sends SIGBUS. The work did not complete.
+ */
+static int kfdsync_hook_terminate(struct kprobe *kp, struct pt_regs *regs)
+{
+	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_TERMINATE]);
+	kfdsync_ops->process_error((const void *)regs_get_kernel_argument(regs, 0),
+				   -ENODEV);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(kfdsync_hook_terminate);
+
+#define KFDSYNC_HOOK_IN(_idx, _name, _fn, _bit, _pre, _abis)	\
 	[_idx] = {						\
 		.name = _name,					\
 		.symbol = KFDSYNC_AMDGPU ":" _fn,		\
 		.bit = _bit,					\
 		.pre = _pre,					\
+		.abis = _abis,					\
 		.hits = ATOMIC64_INIT(0),			\
 	}
+#define KFDSYNC_HOOK(_idx, _name, _fn, _bit, _pre)		\
+	KFDSYNC_HOOK_IN(_idx, _name, _fn, _bit, _pre, KFDSYNC_ALL)
 
 static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
 	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_ACK, "gpu_interrupt",
@@ -328,6 +410,13 @@ static struct kfdsync_hook kfdsync_hooks[KFDSYNC_HOOK_COUNT] = {
 		     KFDSYNC_HOOK_DESTROY, kfdsync_hook_destroy),
 	KFDSYNC_HOOK(KFDSYNC_HOOK_IDX_FREE, "free", "kfd_event_free_process",
 		     KFDSYNC_HOOK_FREE, kfdsync_hook_free),
+	KFDSYNC_HOOK_IN(KFDSYNC_HOOK_IDX_UNWRITTEN, "unwritten",
+			"kfd_signal_event_interrupt", KFDSYNC_HOOK_UNWRITTEN,
+			kfdsync_hook_unwritten, KFDSYNC_FROM(7_1)),
+	KFDSYNC_HOOK_IN(KFDSYNC_HOOK_IDX_TERMINATE, "terminate",
+			"kfd_signal_process_terminate_event",
+			KFDSYNC_HOOK_TERMINATE, kfdsync_hook_terminate,
+			KFDSYNC_FROM(7_1)),
 };
 
 static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
@@ -346,12 +435,12 @@ static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
 }
 
 /*
- * An amdkfd function kfdsync calls: its name, the ABI it is for (-1: every
- * one), and its pointer in kfdsync_kfd.
+ * An amdkfd function kfdsync calls: its name, the ABIs it is for (enum
+ * kfdsync_abi_id bits), and its pointer in kfdsync_kfd.
  */
 struct kfdsync_kfd_call {
 	const char *name;
-	int abi;
+	u32 abis;
 	void **slot;
 };
 
@@ -359,20 +448,11 @@ struct kfdsync_kfd_call {
 #define KFDSYNC_KFD_SLOT(fn, r, ...)					\
 	((void **)&(fn) + BUILD_BUG_ON_ZERO(!__builtin_types_compatible_p( \
 		typeof(fn), r(*)(__VA_ARGS__))))
-#define KFDSYNC_KFD_CALL(member, abi_id, fname, r, ...)		\
-	{ .name = fname, .abi = abi_id,					\
-	  .slot = KFDSYNC_KFD_SLOT(kfdsync_kfd.member, r, __VA_ARGS__) },
-#define KFDSYNC_KFD_COMMON(f, ...) \
-	KFDSYNC_KFD_CALL(f, -1, __stringify(f), __VA_ARGS__)
-#define KFDSYNC_KFD_6_1(f, ...) \
-	KFDSYNC_KFD_CALL(v6_1.f, KFDSYNC_ABI_ID_6_1, __stringify(f), __VA_ARGS__)
-#define KFDSYNC_KFD_6_12(f, ...) \
-	KFDSYNC_KFD_CALL(v6_12.f, KFDSYNC_ABI_ID_6_12, __stringify(f), __VA_ARGS__)
 
 static const struct kfdsync_kfd_call kfdsync_kfd_calls[] = {
-#define KFDSYNC_CALL		KFDSYNC_KFD_COMMON
-#define KFDSYNC_CALL_6_1	KFDSYNC_KFD_6_1
-#define KFDSYNC_CALL_6_12	KFDSYNC_KFD_6_12
+#define KFDSYNC_CALL(set, member, f, r, ...)				\
+	{ .name = __stringify(f), .abis = set,				\
+	  .slot = KFDSYNC_KFD_SLOT(kfdsync_kfd.member, r, __VA_ARGS__) },
 #include "kfdsync_abi_list.h"
 };
 
@@ -621,23 +701,25 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
  */
 static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 {
-	const struct kfdsync_abi *abi = &kfdsync_abis[abi_id];
+	u32 bit = kfdsync_abis[abi_id].bit;
 	unsigned long set_event_end;
 	unsigned int i;
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
-	for (i = 0; i < abi->nr_fns; i++)
-		if (!kfdsync_kfd_symbol_ok(mod, &abi->fns[i]))
+	for (i = 0; i < kfdsync_abi_nr_fns; i++)
+		if ((kfdsync_abi_fns[i].abis & bit) &&
+		    !kfdsync_kfd_symbol_ok(mod, &kfdsync_abi_fns[i]))
 			return false;
 	/*
 	 * The CPU hook tells a CPU set by its return address inside
 	 * kfd_set_event(): a call, not a tail jump, the one of the sources
-	 * (kfd_events.c: 6.1 line 686, 6.12 693, 7.3 624). The GPU hook needs
-	 * set_event_from_interrupt()'s entry reached from each of the three
-	 * places kfd_signal_event_interrupt() calls it (6.1 lines 765, 788,
-	 * 798; 6.12 772, 795, 805; 7.3 704, 727, 737): one copy inlined would
-	 * let its signals pass unseen.
+	 * (kfd_events.c: 6.1 line 686, 6.12 693, 6.18 662, 7.2 696, 7.3 624).
+	 * The GPU hook needs set_event_from_interrupt()'s entry reached from
+	 * each of the three places kfd_signal_event_interrupt() calls it (6.1
+	 * lines 765, 788, 798; 6.12 772, 795, 805; 6.18 741, 774, 784; 7.2
+	 * 776, 799, 809; 7.3 704, 727, 737): one copy inlined would let its
+	 * signals pass unseen.
 	 */
 	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false, 1,
 				 &set_event_end) ||
@@ -648,7 +730,7 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
 		void *fn;
 
-		if (call->abi >= 0 && call->abi != abi_id)
+		if (!(call->abis & bit))
 			continue;
 		fn = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
 		if (!fn) {
@@ -657,7 +739,7 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 			return false;
 		}
 		/* Called through a pointer: IBT wants an ENDBR64 there. */
-		if (!kfdsync_abi_entry_usable(kfdsync_abi_fn(abi, call->name),
+		if (!kfdsync_abi_entry_usable(kfdsync_abi_fn(abi_id, call->name),
 					      kfdsync_ksym_insn(fn),
 					      kfdsync_ksym_ibt())) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
@@ -859,6 +941,8 @@ static void kfdsync_amdkfd_arrived(struct module *mod)
 		goto fail;
 	}
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
+		if (!(kfdsync_hooks[i].abis & kfdsync_abis[kfdsync_verdict.abi].bit))
+			continue;
 		if (kfdsync_hook_attach(&kfdsync_hooks[i]))
 			goto fail;
 		mask |= kfdsync_hooks[i].bit;
@@ -942,7 +1026,7 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
 
 	if (!amdgpu)
 		return NULL;
-	p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
+	p = kfdsync_kfd.lookup_mm(mm);
 	if (!p)
 		module_put(amdgpu);
 	/* With a process, amdgpu stays held until the put. */
@@ -955,7 +1039,7 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
  */
 void kfdsync_amdkfd_process_put(void *kp)
 {
-	kfdsync_kfd.kfd_unref_process(kp);
+	kfdsync_kfd.unref(kp);
 	/* Held since the get: amdgpu cannot have gone. */
 	module_put(kfdsync_amdgpu_mod);
 }
@@ -976,17 +1060,17 @@ void kfdsync_amdkfd_process_put(void *kp)
 bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 				 const void *kdev)
 {
-	struct kfd_process *p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
+	struct kfd_process *p = kfdsync_kfd.lookup_mm(mm);
 	bool uses = false;
 
 	if (!p)
 		return false;
 	/* The device's type is the ABI's: kfd_dev (6.1) or kfd_node. */
 	if (p == kp && kfdsync_kfd.abi == KFDSYNC_ABI_ID_6_1)
-		uses = kfdsync_kfd.v6_1.kfd_get_process_device_data((struct kfd_dev *)kdev, p);
+		uses = kfdsync_kfd.pdd_of_dev((struct kfd_dev *)kdev, p);
 	else if (p == kp)
-		uses = kfdsync_kfd.v6_12.kfd_get_process_device_data((struct kfd_node *)kdev, p);
-	kfdsync_kfd.kfd_unref_process(p);
+		uses = kfdsync_kfd.pdd_of_node((struct kfd_node *)kdev, p);
+	kfdsync_kfd.unref(p);
 	return uses;
 }
 
@@ -1050,7 +1134,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 	amdgpu = kfdsync_amdkfd_enter();
 	if (!amdgpu)
 		return -EOPNOTSUPP;
-	p = kfdsync_kfd.kfd_lookup_process_by_mm(mm);
+	p = kfdsync_kfd.lookup_mm(mm);
 	if (!p) {
 		ret = -ESRCH;
 		goto out_put;
@@ -1067,7 +1151,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 		borrowed = (struct mm_struct *)mm;
 		kthread_use_mm(borrowed);
 	}
-	ret = kfdsync_kfd.kfd_set_event(p, id);
+	ret = kfdsync_kfd.set_event(p, id);
 	if (borrowed) {
 		kthread_unuse_mm(borrowed);
 		/*
@@ -1078,7 +1162,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 		mmput_async(borrowed);
 	}
 out_unref:
-	kfdsync_kfd.kfd_unref_process(p);
+	kfdsync_kfd.unref(p);
 out_put:
 	module_put(amdgpu);
 	return ret;
@@ -1183,17 +1267,25 @@ bool kfdsync_amdkfd_active(void)
 }
 
 /**
- * kfdsync_amdkfd_supported() - the hooks this module knows
+ * kfdsync_amdkfd_supported() - the hooks kfdsync attaches to this amdgpu
+ *
+ * Those of the ABI the gate matched, or judged closest; with no verdict
+ * (no amdgpu, no BTF, hooks=N) every hook this module knows.
  *
  * Return: KFDSYNC_HOOK_* bits.
  */
 u32 kfdsync_amdkfd_supported(void)
 {
-	u32 mask = 0;
+	u32 abis = KFDSYNC_ALL, mask = 0;
 	unsigned int i;
 
+	mutex_lock(&kfdsync_amdkfd_lock);
+	if (kfdsync_verdict.abi >= 0 && kfdsync_verdict.abi < KFDSYNC_ABI_COUNT)
+		abis = kfdsync_abis[kfdsync_verdict.abi].bit;
+	mutex_unlock(&kfdsync_amdkfd_lock);
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
-		mask |= kfdsync_hooks[i].bit;
+		if (kfdsync_hooks[i].abis & abis)
+			mask |= kfdsync_hooks[i].bit;
 	return mask;
 }
 

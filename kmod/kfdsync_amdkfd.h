@@ -9,7 +9,7 @@
  * kprobe or an amdkfd symbol.
  *
  * amdkfd objects are opaque here: a "kp" is a struct kfd_process pointer,
- * a "kdev" a struct kfd_dev (ABI 6.1) or kfd_node (ABI 6.12) pointer.
+ * a "kdev" a struct kfd_dev (ABI 6.1) or kfd_node (ABI 6.12 on) pointer.
  */
 
 #ifndef KFDSYNC_AMDKFD_H
@@ -29,6 +29,10 @@ struct mm_struct;
  * @gpu_ack:	amdkfd is about to acknowledge the slot of event @id of
  *		process @kp and set the event (a GPU signal): the slot is
  *		read and counted now.
+ * @gpu_unwritten: an interrupt of process @kp says the GPU signalled
+ *		event @id without writing its slot (ABI 7.1's
+ *		signal_mailbox_updated == false): one signal, whatever the
+ *		slot holds; amdkfd sets the event right after.
  * @cpu_set:	amdkfd set event @id of the process whose address space is
  *		@mm from the CPU (kfd_set_event()); called inside amdkfd's
  *		event lock.
@@ -36,7 +40,8 @@ struct mm_struct;
  * @process_free: amdkfd frees the events and the signal page of @kp.
  *		After this returns, nothing may read @kp's slots.
  * @process_error: a hardware exception or RAS poison (-EIO) or a GPU
- *		memory fault (-EFAULT) hit @kp (referenced during the call).
+ *		memory fault (-EFAULT) hit @kp, or its GPU is unplugged
+ *		(-ENODEV); @kp is referenced during the call.
  * @device_reset: GPU @kdev was reset; use kfdsync_amdkfd_process_uses().
  * @gone:	amdgpu is going (after its exit ran): every amdkfd event is
  *		gone, whether or not the hooks were attached. May sleep.
@@ -46,6 +51,7 @@ struct mm_struct;
  */
 struct kfdsync_amdkfd_ops {
 	void (*gpu_ack)(const void *kp, u32 id);
+	void (*gpu_unwritten)(const void *kp, u32 id);
 	void (*cpu_set)(const struct mm_struct *mm, u32 id);
 	void (*event_destroy)(const void *kp, u32 id);
 	void (*process_free)(const void *kp);

@@ -275,12 +275,13 @@ static void kfdsync_btf_put_num(struct kfdsync_btf_out *out, const char *fmt,
 
 /*
  * The kernel's spelling of a C integer type GCC's debug info names
- * otherwise ("long long unsigned int": unsigned long long); others as
- * they are (int, unsigned int, char, signed char, _Bool).
+ * otherwise ("long long unsigned int": unsigned long long, "_Bool": bool);
+ * others as they are (int, unsigned int, char, signed char).
  */
 static const char *kfdsync_btf_int_name(const char *name)
 {
 	static const char *const names[][2] = {
+		{ "_Bool", "bool" },
 		{ "long long unsigned int", "unsigned long long" },
 		{ "long long int", "long long" },
 		{ "long unsigned int", "unsigned long" },

@@ -161,6 +161,7 @@ static void kfdsync_amdkfd_gone(void)
 
 static const struct kfdsync_amdkfd_ops kfdsync_amdkfd_ops = {
 	.gpu_ack = kfdsync_slot_gpu_ack,
+	.gpu_unwritten = kfdsync_slot_gpu_unwritten,
 	.cpu_set = kfdsync_slot_cpu_set,
 	.event_destroy = kfdsync_slot_event_destroy,
 	.process_free = kfdsync_slot_process_free,

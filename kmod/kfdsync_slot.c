@@ -369,9 +369,13 @@ static bool kfdsync_slot_take_locked(struct kfdsync_slot *slot, u64 *value)
 	return false;
 }
 
-/* A GPU (@kp) or CPU (@mm) signal of slot @id: count it, tell the subscribers. */
+/*
+ * A signal of slot @id @from the GPU (@kp: a write amdkfd acknowledges, or
+ * an interrupt that wrote nothing) or the CPU (@mm): count it, tell the
+ * subscribers.
+ */
 static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
-			     u32 id, bool gpu)
+			     u32 id, u32 from)
 {
 	struct kfdsync_slot *slot;
 	LIST_HEAD(done);
@@ -384,10 +388,16 @@ static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
 				 kfdsync_proc_by_mm(mm), id);
 	if (slot) {
 		spin_lock(&slot->lock);
+		/*
+		 * An unwritten signal is one, whatever the slot holds: a write
+		 * there is taken with it, as amdkfd's acknowledgment that
+		 * follows takes it with its one set of the event.
+		 */
 		if (!slot->dead &&
-		    (!gpu || kfdsync_slot_take_locked(slot, &value)))
-			kfdsync_slot_signal_locked(slot, gpu ? KFDSYNC_TRACE_GPU :
-						   KFDSYNC_TRACE_CPU, value, &done);
+		    (from == KFDSYNC_TRACE_CPU ||
+		     kfdsync_slot_take_locked(slot, &value) ||
+		     from == KFDSYNC_TRACE_UNWRITTEN))
+			kfdsync_slot_signal_locked(slot, from, value, &done);
 		spin_unlock(&slot->lock);
 	}
 	rcu_read_unlock();
@@ -404,7 +414,21 @@ static void kfdsync_slot_hit(const void *kp, const struct mm_struct *mm,
  */
 void kfdsync_slot_gpu_ack(const void *kp, u32 id)
 {
-	kfdsync_slot_hit(kp, NULL, id, true);
+	kfdsync_slot_hit(kp, NULL, id, KFDSYNC_TRACE_GPU);
+}
+
+/**
+ * kfdsync_slot_gpu_unwritten() - hook: a GPU signal that wrote no slot
+ * @kp: amdkfd's process
+ * @id: the event id
+ *
+ * Counts one signal, and takes a write the slot holds with it: amdkfd
+ * sets the event once and acknowledges the slot, and the GPU hook then
+ * finds nothing more to count.
+ */
+void kfdsync_slot_gpu_unwritten(const void *kp, u32 id)
+{
+	kfdsync_slot_hit(kp, NULL, id, KFDSYNC_TRACE_UNWRITTEN);
 }
 
 /**
@@ -414,7 +438,7 @@ void kfdsync_slot_gpu_ack(const void *kp, u32 id)
  */
 void kfdsync_slot_cpu_set(const struct mm_struct *mm, u32 id)
 {
-	kfdsync_slot_hit(NULL, mm, id, false);
+	kfdsync_slot_hit(NULL, mm, id, KFDSYNC_TRACE_CPU);
 }
 
 /* End @slot with @error and take it off its process; proc->lock held. */
@@ -631,7 +655,7 @@ void kfdsync_slot_process_free(const void *kp)
 /**
  * kfdsync_slot_process_error() - hook: an exception hit a process
  * @kp: amdkfd's process (referenced by the caller)
- * @error: -EIO or -EFAULT
+ * @error: -EIO or -EFAULT, or -ENODEV (its GPU was unplugged)
  *
  * Its slots end with @error shortly after, from a worker: any GPU user can
  * raise faults at will, so the hook only picks the process.
@@ -644,7 +668,9 @@ void kfdsync_slot_process_error(const void *kp, int error)
 	rcu_read_lock();
 	proc = kfdsync_proc_by_kp(kp);
 	if (proc)
-		kfdsync_proc_queue_end(proc, KFDSYNC_END_EXCEPTION, error, false);
+		kfdsync_proc_queue_end(proc, error == -ENODEV ?
+				       KFDSYNC_END_UNPLUG : KFDSYNC_END_EXCEPTION,
+				       error, false);
 	rcu_read_unlock();
 	kfdsync_held(&kfdsync_held_hook, entry);
 }
@@ -1042,12 +1068,38 @@ static const struct file_operations kfdsync_slots_fops = {
  * process would (-EIO); "end" ends every slot for good, as amdgpu going
  * away does; "unwatchable" makes every registration from then on take the
  * path of a slot the hooks cannot watch (the event goes to the relay),
- * "watchable" undoes it.
+ * "watchable" undoes it. Two act on the writer's own amdkfd process, as
+ * the hooks of ABI 7.1 would, where no GPU can raise them:
+ * "unwritten ID", an interrupt saying the GPU signalled event ID without
+ * writing its slot; "terminate", its GPU unplugged.
  */
+static int kfdsync_inject_own(const char *cmd)
+{
+	bool unwritten = !strncmp(cmd, "unwritten ", 10);
+	void *kp;
+	u32 id;
+
+	if (unwritten && (kstrtou32(cmd + 10, 0, &id) ||
+			  id >= KFDSYNC_EVENT_ID_LIMIT))
+		return -EINVAL;
+	if (!unwritten && !sysfs_streq(cmd, "terminate"))
+		return -EINVAL;
+	kp = current->mm ? kfdsync_amdkfd_process_get(current->mm) : NULL;
+	if (!kp)
+		return -ESRCH;
+	if (unwritten)
+		kfdsync_slot_gpu_unwritten(kp, id);
+	else
+		kfdsync_slot_process_error(kp, -ENODEV);
+	kfdsync_amdkfd_process_put(kp);
+	return 0;
+}
+
 static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
 				    size_t len, loff_t *ppos)
 {
 	char cmd[16] = "";
+	int ret = 0;
 
 	if (len >= sizeof(cmd) || copy_from_user(cmd, buf, len))
 		return -EINVAL;
@@ -1060,8 +1112,8 @@ static ssize_t kfdsync_inject_write(struct file *file, const char __user *buf,
 	else if (sysfs_streq(cmd, "watchable"))
 		WRITE_ONCE(kfdsync_slot_unwatchable, false);
 	else
-		return -EINVAL;
-	return len;
+		ret = kfdsync_inject_own(cmd);
+	return ret ? ret : len;
 }
 
 static const struct file_operations kfdsync_inject_fops = {

@@ -56,6 +56,7 @@ bool kfdsync_slot_peek(struct kfdsync_slot_sub *sub, u64 *value);
 
 /* The hooks' reports (struct kfdsync_amdkfd_ops). */
 void kfdsync_slot_gpu_ack(const void *kp, u32 id);
+void kfdsync_slot_gpu_unwritten(const void *kp, u32 id);
 void kfdsync_slot_cpu_set(const struct mm_struct *mm, u32 id);
 void kfdsync_slot_event_destroy(const void *kp, u32 id);
 void kfdsync_slot_process_free(const void *kp);

@@ -39,6 +39,7 @@
 #define KFDSYNC_TRACE_GPU		0	/* amdkfd acknowledged a GPU write */
 #define KFDSYNC_TRACE_CPU		1	/* amdkfd set the event from the CPU */
 #define KFDSYNC_TRACE_SCAN		2	/* a write pending at a registration */
+#define KFDSYNC_TRACE_UNWRITTEN		3	/* a GPU signal that wrote no slot */
 
 /* Why fences end with an error (kfdsync_end). */
 #define KFDSYNC_END_UNREGISTER		1	/* the owner unregistered the event */
@@ -50,6 +51,7 @@
 #define KFDSYNC_END_RESET		7	/* a GPU reset */
 #define KFDSYNC_END_UNLOAD		8	/* amdgpu went away */
 #define KFDSYNC_END_IMPORT		9	/* an import passed its fence's error on */
+#define KFDSYNC_END_UNPLUG		10	/* the owner's GPU was unplugged */
 
 /* The kinds of export (kfdsync_export). */
 #define KFDSYNC_TRACE_SYNC_FILE		0
@@ -182,7 +184,8 @@ TRACE_EVENT(kfdsync_slot_signal,
 	    TP_printk("id=%u from=%s value=%#llx signals=%llu", __entry->id,
 		      __print_symbolic(__entry->from, { KFDSYNC_TRACE_GPU, "gpu" },
 				       { KFDSYNC_TRACE_CPU, "cpu" },
-				       { KFDSYNC_TRACE_SCAN, "scan" }),
+				       { KFDSYNC_TRACE_SCAN, "scan" },
+				       { KFDSYNC_TRACE_UNWRITTEN, "unwritten" }),
 		      __entry->value, __entry->signals)
 );
 
@@ -256,7 +259,8 @@ TRACE_EVENT(kfdsync_end,
 				       { KFDSYNC_END_EXCEPTION, "exception" },
 				       { KFDSYNC_END_RESET, "reset" },
 				       { KFDSYNC_END_UNLOAD, "unload" },
-				       { KFDSYNC_END_IMPORT, "import" }),
+				       { KFDSYNC_END_IMPORT, "import" },
+				       { KFDSYNC_END_UNPLUG, "unplug" }),
 		      __entry->error, __entry->tgid, __entry->id)
 );
 

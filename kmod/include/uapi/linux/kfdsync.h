@@ -147,9 +147,19 @@
  * KFDSYNC_HOOK_FREE:
  *	kfd_event_free_process(): amdkfd frees a process's events and signal
  *	page.
+ * KFDSYNC_HOOK_UNWRITTEN:
+ *	kfd_signal_event_interrupt() with signal_mailbox_updated false
+ *	(amdkfd 7.1 and later; gfx 12.1's end of pipe): a GPU signal that
+ *	wrote no slot.
+ * KFDSYNC_HOOK_TERMINATE:
+ *	kfd_signal_process_terminate_event() (amdkfd 7.0 and later, with the
+ *	7.1 ABI): the process's GPU was unplugged; its fences end with
+ *	-ENODEV.
  *
- * Hooks are all or nothing: either every hook this module knows is
- * attached (%KFDSYNC_SOURCE_HOOKS) or none is (%KFDSYNC_SOURCE_RELAY).
+ * Which hooks exist depends on the amdkfd ABI the loaded amdgpu has
+ * (&kfdsync_info.hooks_supported). Hooks are all or nothing: either every
+ * hook of that ABI is attached (%KFDSYNC_SOURCE_HOOKS) or none is
+ * (%KFDSYNC_SOURCE_RELAY).
  */
 #define KFDSYNC_HOOK_GPU_INTERRUPT	0x01U
 #define KFDSYNC_HOOK_CPU_SET		0x02U
@@ -159,6 +169,8 @@
 #define KFDSYNC_HOOK_POISON		0x20U
 #define KFDSYNC_HOOK_DESTROY		0x40U
 #define KFDSYNC_HOOK_FREE		0x80U
+#define KFDSYNC_HOOK_UNWRITTEN		0x100U
+#define KFDSYNC_HOOK_TERMINATE		0x200U
 
 /**
  * DOC: info flags
@@ -198,7 +210,10 @@
  * @hooks:		Out: KFDSYNC_HOOK_* bits attached right now. Hooks
  *			come and go with amdgpu.ko; a hook that could not be
  *			attached is simply not set.
- * @hooks_supported:	Out: KFDSYNC_HOOK_* bits this module knows.
+ * @hooks_supported:	Out: KFDSYNC_HOOK_* bits this module attaches to
+ *			the loaded amdgpu: those of the amdkfd ABI the gate
+ *			matched (or judged closest); with no verdict, every
+ *			hook this module knows.
  * @info_flags:		Out: KFDSYNC_INFO_* bits.
  * @max_contexts:	Out: limit of open contexts of one user (module
  *			parameter max_user_contexts); system-wide limits are
