@@ -3,19 +3,20 @@
  * kfdsync_gate: kfdsync attaches to amdkfd by what the loaded amdgpu's BTF
  * says, never by the kernel's release.
  *
- * How this program works: first, on every kernel (6.1, 6.12, newest), the
- * verdict on Debian's own amdgpu, as KFDSYNC_IOCTL_AMDKFD_ABI, STATUS,
- * INFO, the kernel log and `kfdsync info` report it, agrees with what that
- * kernel's amdkfd is (6.1 and 6.12: their ABI, hooks attached; 7.x: the
- * two-argument process lookup named, relay mode), and the ioctl refuses
- * bad arguments. Then, where amdgpu can be unloaded (root, KFDSYNC_KMOD_DIR),
- * it puts a fake amdgpu in its place in each shape tests/guest/gate/build-fake
+ * How this program works: first, on every kernel (6.1, 6.12, 6.18, 7.2,
+ * newest), the verdict on Debian's own amdgpu, as KFDSYNC_IOCTL_AMDKFD_ABI,
+ * STATUS, INFO, the kernel log and `kfdsync info` report it, agrees with
+ * what that kernel's amdkfd is (6.1, 6.12: their ABI; 6.16 to 6.19: ABI
+ * 6.16; 7.1, 7.2: ABI 7.1; hooks attached, each ABI's own set; 7.3: its
+ * slot array named, relay mode), and the ioctl refuses bad arguments.
+ * Then, where amdgpu can be unloaded (root, KFDSYNC_KMOD_DIR), it puts a
+ * fake amdgpu in its place in each shape tests/guest/gate/build-fake
  * built, on this same kernel: 6.1's ABI (hooks attach, to the fake), 6.16's
- * (what ROCm's amdgpu-dkms brings to Debian 12: refused by name, although
- * the kernel is 6.1 or 6.12, where a gate by release attached), set_event()
- * inlined into kfd_set_event(), a set_event.part.0 clone, two of the three
- * calls of set_event_from_interrupt(), no BTF; and once
- * with kprobes disarmed. Debian's amdgpu is loaded back at the end.
+ * (what ROCm's amdgpu-dkms brings to Debian 12: hooks attach by the BTF,
+ * although the kernel is 6.1 or 6.12) and 7.1's, set_event() inlined into
+ * kfd_set_event(), a set_event.part.0 clone, two of the three calls of
+ * set_event_from_interrupt(), no BTF; and once with kprobes disarmed.
+ * Debian's amdgpu is loaded back at the end.
  *
  * Output is TAP; a subtest that cannot run says why (# SKIP).
  */
@@ -34,8 +35,9 @@
 #include "kfdsync_raw.h"
 #include "kmod.h"
 
-#define LOOKUP_TWO_ARGS "kfd_lookup_process_by_pasid takes 2 arguments, ABI 6.12 has 1"
-#define IMPLEMENTED "6.1 6.12"
+#define SIGNAL_PAGE_7_3 "struct kfd_process: signal_page is unsigned long long *, " \
+			"ABI 7.1 has struct kfd_signal_page *"
+#define IMPLEMENTED "6.1 6.12 6.16 7.1"
 #define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
 
 /* What the module reports, all at once. */
@@ -134,8 +136,23 @@ static const struct expect {
 	/* Debian's 6.1, and tools/debug-kernel's from its linux-source-6.1. */
 	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
 	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "" },
-	{ "7.", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS },
+	{ "6.16.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
+	{ "6.17.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
+	{ "6.18.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
+	{ "6.19.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
+	{ "7.1.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "" },
+	{ "7.2.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "" },
+	{ "7.3.", KFDSYNC_AMDKFD_ABI_MISMATCH, "7.1", SIGNAL_PAGE_7_3 },
 };
+
+/* The hooks of each ABI (INFO's hooks_supported, all attached on a match). */
+#define HOOKS_6_1	0xffU
+#define HOOKS_7_1	(HOOKS_6_1 | KFDSYNC_HOOK_UNWRITTEN | KFDSYNC_HOOK_TERMINATE)
+
+static uint32_t hooks_of(const char *abi)
+{
+	return !strcmp(abi, "7.1") ? HOOKS_7_1 : HOOKS_6_1;
+}
 
 TEST(debian_amdgpu)
 {
@@ -165,8 +182,10 @@ TEST(debian_amdgpu)
 		       e->reason);
 	check_consistent("debian_amdgpu", &r);
 	if (r.abi.verdict == KFDSYNC_AMDKFD_ABI_MATCH)
-		tap_ok(r.info.hooks == r.info.hooks_supported,
-		       "debian_amdgpu_hooks_attached (%#x)", r.info.hooks);
+		tap_ok(r.info.hooks == r.info.hooks_supported &&
+		       r.info.hooks == hooks_of(r.abi.abi),
+		       "debian_amdgpu_hooks_attached (%#x, ABI %s's %#x)", r.info.hooks,
+		       r.abi.abi, hooks_of(r.abi.abi));
 	else
 		tap_ok(kmsg_has(r.abi.reason) && kmsg_has("no hooks, relay mode"),
 		       "debian_amdgpu_refusal_in_kernel_log");
@@ -256,8 +275,8 @@ static const struct fake {
 	const char *detail;	/* STATUS.detail contains it */
 } fakes[] = {
 	{ "abi61", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", 0, "" },
-	{ "abi616", KFDSYNC_AMDKFD_ABI_MISMATCH, "6.12", LOOKUP_TWO_ARGS,
-	  KFDSYNC_RELAY_UNVERIFIED, "kfd_lookup_process_by_pasid takes 2 arguments" },
+	{ "abi616", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "", 0, "" },
+	{ "abi71", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "", 0, "" },
 	{ "inlined", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
 	  "set_event called 0 times, not 1, by kfd_set_event" },
 	{ "clone", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", KFDSYNC_RELAY_INLINED,
@@ -286,7 +305,8 @@ static void fake_check(const struct fake *f, const char *what)
 	       r.abi.abi, r.abi.reason);
 	if (!f->relay)
 		tap_ok(r.status.source == KFDSYNC_SOURCE_HOOKS &&
-		       r.info.hooks == r.info.hooks_supported,
+		       r.info.hooks == r.info.hooks_supported &&
+		       r.info.hooks == hooks_of(f->abi),
 		       "%s_hooks_attached (%#x)", what, r.info.hooks);
 	else
 		tap_ok(r.status.source == KFDSYNC_SOURCE_RELAY && !r.info.hooks &&

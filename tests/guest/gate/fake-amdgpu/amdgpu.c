@@ -6,9 +6,12 @@
  *
  *   abi61	the ABI kfdsync calls 6.1, exactly
  *   abi616	Linux 6.16's: kfd_lookup_process_by_pasid() takes a second
- *		argument and writes through it, kfd_signal_vm_fault_event()
- *		takes the process device (what ROCm's amdgpu-dkms brings to
- *		Debian 12's 6.1 kernel)
+ *		argument and writes through it unless it is NULL,
+ *		kfd_signal_vm_fault_event() takes the process device (what
+ *		ROCm's amdgpu-dkms brings to Debian 12's 6.1 kernel)
+ *   abi71	Linux 7.1's: abi616, kfd_signal_event_interrupt() takes a
+ *		fourth argument (signal_mailbox_updated), and
+ *		kfd_signal_process_terminate_event() exists
  *   inlined	abi61, but kfd_set_event() does not call set_event()
  *   clone	abi61, plus a set_event.part.0 clone
  *   sites	abi61, but kfd_signal_event_interrupt() calls
@@ -22,11 +25,14 @@
 #include <linux/module.h>
 #include <linux/types.h>
 
+#if defined(FAKE_SHAPE_abi616) || defined(FAKE_SHAPE_abi71)
+#define FAKE_PDD	/* the process lookup and VM faults of 6.16 on */
+#endif
+
 struct file;
 struct kfd_dev;
 struct kfd_hsa_memory_exception_data;
 struct kfd_node;
-struct kfd_process_device;
 struct kfd_vm_fault_info;
 struct mm_struct;
 struct vm_area_struct;
@@ -49,16 +55,25 @@ struct kfd_process {
 	struct kfd_signal_page *signal_page;
 };
 
+/* A process's data for one device (its process member from 6.16 on). */
+struct kfd_process_device {
+	void *dev;
+	struct kfd_process *process;
+};
+
+static struct kfd_process_device fake_pdd __used;
+
 static struct kfd_event fake_event;
 static struct kfd_process fake_process __used;
 
-#ifdef FAKE_SHAPE_abi616
+#ifdef FAKE_PDD
 struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
 						struct kfd_process_device **pdd);
 struct kfd_process *kfd_lookup_process_by_pasid(u32 pasid,
 						struct kfd_process_device **pdd)
 {
-	*pdd = NULL;
+	if (pdd)
+		*pdd = NULL;
 	return NULL;
 }
 #else
@@ -112,7 +127,7 @@ static int kfd_mmap(struct file *file, struct vm_area_struct *vma)
 	return -ENODEV;
 }
 
-#ifdef FAKE_SHAPE_abi616
+#ifdef FAKE_PDD
 void kfd_signal_vm_fault_event(struct kfd_process_device *pdd,
 			       struct kfd_vm_fault_info *info,
 			       struct kfd_hsa_memory_exception_data *data);
@@ -172,8 +187,15 @@ static noinline void set_event_from_interrupt(struct kfd_process *p,
 	set_event(ev);
 }
 
+#ifdef FAKE_SHAPE_abi71
+void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits,
+				bool signal_mailbox_updated);
+void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits,
+				bool signal_mailbox_updated)
+#else
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits);
 void kfd_signal_event_interrupt(u32 pasid, u32 partial_id, u32 valid_id_bits)
+#endif
 {
 	/* amdkfd's three call sites: the exact id, then its two scans. */
 	if (partial_id == fake_event.event_id) {
@@ -206,6 +228,13 @@ void kfd_event_free_process(struct kfd_process *p)
 {
 }
 
+#ifdef FAKE_SHAPE_abi71
+void kfd_signal_process_terminate_event(struct kfd_process *p);
+void kfd_signal_process_terminate_event(struct kfd_process *p)
+{
+}
+#endif
+
 /* Keep every function out of line and in the BTF. */
 static void *const fake_amdgpu_fns[] __used = {
 	kfd_lookup_process_by_pasid, kfd_lookup_process_by_mm,
@@ -216,6 +245,9 @@ static void *const fake_amdgpu_fns[] __used = {
 	kfd_signal_reset_event, kfd_signal_poison_consumed_event,
 #ifdef FAKE_SHAPE_clone
 	set_event_part,
+#endif
+#ifdef FAKE_SHAPE_abi71
+	kfd_signal_process_terminate_event,
 #endif
 };
 
