@@ -215,6 +215,8 @@ KFDSYNC_EXPORT const char *kfdsync_hook_name(uint32_t hook_bit)
 		{ KFDSYNC_HOOK_POISON, "poison" },
 		{ KFDSYNC_HOOK_DESTROY, "destroy" },
 		{ KFDSYNC_HOOK_FREE, "free" },
+		{ KFDSYNC_HOOK_UNWRITTEN, "unwritten" },
+		{ KFDSYNC_HOOK_TERMINATE, "terminate" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

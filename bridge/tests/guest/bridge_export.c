@@ -378,14 +378,14 @@ int main(void)
 
 	tap_skip_program_if("KFDSYNC_KFD_UNUSABLE");
 	tap_plan(39);
+	/* 6.16+: a process without a GPU has no pasid for the simulator. */
+	tap_skip_rest_if("KFDSYNC_SIM_UNUSABLE");
 	/* libhsakmt reads HSA_* variables: start from none (after noting ours). */
 	snprintf(build_root, sizeof(build_root), "%s", getenv("KFDSYNC_BUILD_ROOT") ?: ".");
 	clearenv();
 	setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
 	if (hsaKmtOpenKFD() != HSAKMT_STATUS_SUCCESS)
 		tap_bail("hsaKmtOpenKFD");
-	/* 6.16+: a process without a GPU has no pasid for the simulator. */
-	tap_skip_rest_if("KFDSYNC_SIM_UNUSABLE");
 	sim = kfdsim_open();
 	if (sim < 0 || kfdsim_queue_create(sim, 1024, &queue, &pasid))
 		tap_bail("no GPU simulator");
