@@ -156,6 +156,17 @@ void kfdsync_loop_fini(struct kfdsync_loop *loop);
 int kfdsync_event_add_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
 			    uint64_t slot_addr, uint64_t *age, bool relay);
 
+/*
+ * hsa.c: the hint plumbing, public in <kfdsync_hsa.h> (which needs ROCr's
+ * headers, so the library declares it here too).
+ */
+struct kfdsync_hsa_signal;
+int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
+				const struct kfdsync_hsa_signal *sig,
+				int64_t watchdog_ns, uint64_t *hint);
+bool kfdsync_hsa_signal_hint_handler(int64_t value, void *hint);
+void kfdsync_hsa_signal_hint_cancel(uint64_t hint);
+
 /* hsa.c: make every hint of @ctx inert (kfdsync_ctx_free(), before the close). */
 void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx);
 
