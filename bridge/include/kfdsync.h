@@ -15,9 +15,12 @@
  *
  * - **Errors**: 0 or a non-negative value, or a negative errno; errno
  *   itself is not part of the interface.
- * - **Not supported** is `-EOPNOTSUPP`, always and only: whoever lacks the
- *   feature (kernel, kfdsync.ko, amdkfd, device, this build).
- *   kfdsync_ctx_get_caps() says so beforehand, kfdsync_caps_why_not() why.
+ * - **Not supported**: `-EOPNOTSUPP` means "the kernel, kfdsync.ko, amdkfd,
+ *   the device or this build lacks it", and nothing else does. What is
+ *   missing here for another reason fails with the errno that says so (no
+ *   module loaded `-ENOENT`, no permission `-EACCES`, /dev/kfd refused
+ *   `-ESRCH`). kfdsync_get_caps() tells beforehand, kfdsync_caps_why_not()
+ *   why.
  * - **File descriptors**, one rule: an fd passed in is borrowed (never
  *   closed or kept); an fd returned is the caller's, new and close-on-exec,
  *   to close(2). The exceptions, all here: kfdsync_ctx_fd() and
@@ -105,13 +108,13 @@ int kfdsync_ctx_set_dispatch_interval(struct kfdsync_ctx *ctx, int64_t interval_
 
 /**
  * @defgroup caps Capabilities (kfdsync_caps(3))
- * Bits of struct kfdsync_caps.supported, each probed (kfdsync_caps(3)
- * says how). What a missing one makes fail fails with `-EOPNOTSUPP`.
+ * Bits of struct kfdsync_caps.supported, each probed, none read from a
+ * version number (kfdsync_caps(3) says how).
  * @{
  */
 /** The hooks count signals in the kernel (KFDSYNC_SOURCE_HOOKS): no relay. */
 #define KFDSYNC_CAP_HOOKS		(1u << 0)
-/** This process can open /dev/kfd: KFD events to register and export. */
+/** This process can open /dev/kfd: KFD events to register (else `-ESRCH`). */
 #define KFDSYNC_CAP_EVENTS		(1u << 1)
 /** A KFDSYNC_CTX_DISPATCH context relays with no thread (hooks, or event ages). */
 #define KFDSYNC_CAP_DISPATCH		(1u << 2)
@@ -119,7 +122,7 @@ int kfdsync_ctx_set_dispatch_interval(struct kfdsync_ctx *ctx, int64_t interval_
 #define KFDSYNC_CAP_HSA			(1u << 3)
 /** sync_file imports into memory and KFD events. */
 #define KFDSYNC_CAP_IMPORT		(1u << 4)
-/** CPU timelines: /dev/kfdsync_timeline can be opened. */
+/** CPU timelines: /dev/kfdsync_timeline can be opened (else `-ENOENT`, `-EACCES`). */
 #define KFDSYNC_CAP_TIMELINES		(1u << 5)
 /** dma-buf sync_file export and import (DMA_BUF_IOCTL_EXPORT_SYNC_FILE). */
 #define KFDSYNC_CAP_DMABUF		(1u << 6)
@@ -139,7 +142,10 @@ int kfdsync_ctx_set_dispatch_interval(struct kfdsync_ctx *ctx, int64_t interval_
 #define KFDSYNC_CAP_HOOKS_WATCH		(1u << 13)
 /** @} */
 
-/** What is supported. 368 bytes, for good. */
+/** kfdsync_get_caps(): also open /dev/kfd to ask amdkfd (the process becomes an amdkfd process). */
+#define KFDSYNC_CAPS_OPEN_KFD (1u << 0)
+
+/** What is supported, and what was not probed. 368 bytes, for good. */
 struct kfdsync_caps {
 	uint32_t supported;       /**< KFDSYNC_CAP_* bits */
 	uint32_t source;          /**< KFDSYNC_SOURCE_* an event registered now gets */
@@ -152,10 +158,16 @@ struct kfdsync_caps {
 	char relay_detail[64];    /**< why relay mode, in words ("" with the hooks) */
 	char amdkfd_abi[16];      /**< the ABI the gate matched, or the closest */
 	char amdkfd_reason[192];  /**< the gate's reason, in words ("" for a match) */
-	uint32_t reserved[16];    /**< zeroed; room for later fields */
+	uint32_t unprobed;        /**< KFDSYNC_CAP_* bits not probed (nor supported) */
+	uint32_t reserved[15];    /**< zeroed; room for later fields */
 };
 
-/** What is supported (it opens /dev/kfd to ask amdkfd: kfdsync_caps(3)). */
+/**
+ * What is supported: @p ctx NULL asks before a context (to choose its form);
+ * /dev/kfd only with KFDSYNC_CAPS_OPEN_KFD or if this process has opened it.
+ */
+int kfdsync_get_caps(struct kfdsync_ctx *ctx, uint32_t flags, struct kfdsync_caps *caps);
+/** kfdsync_get_caps(@p ctx, 0, @p caps) of a context. */
 int kfdsync_ctx_get_caps(struct kfdsync_ctx *ctx, struct kfdsync_caps *caps);
 /** Why @p cap is missing, in words into @p buf; 1 supported, 0 not. */
 int kfdsync_caps_why_not(const struct kfdsync_caps *caps, uint32_t cap, char *buf,
