@@ -69,7 +69,30 @@ static int answer(int ret, int yes)
 	return ret == yes || (yes == 0 && ret >= 0) ? 1 : ret == -EOPNOTSUPP ? 0 : -1;
 }
 
-/* A dma-buf to ask, from the system heap or udmabuf; fd or -errno. */
+/* A dma-buf of a DRM device's dumb buffer (vgem, say), exported by PRIME; fd or -errno. */
+static int dumb_dmabuf(void)
+{
+	for (int minor = 0; minor < 16; minor++) {
+		struct drm_mode_create_dumb dumb = { .width = 64, .height = 1, .bpp = 32 };
+		char path[32];
+		int fd, buf = -1;
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
+		fd = kfdsync_open_device(path);
+		if (fd < 0)
+			continue;
+		/* The dma-buf holds the buffer; closing the device frees the handle. */
+		if (!drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &dumb) &&
+		    drmPrimeHandleToFD(fd, dumb.handle, DRM_CLOEXEC | DRM_RDWR, &buf))
+			buf = -1;
+		close(fd);
+		if (buf >= 0)
+			return buf;
+	}
+	return -ENODEV;
+}
+
+/* A dma-buf to ask: the system heap, udmabuf, or a DRM dumb buffer; fd or -errno. */
 static int scratch_dmabuf(void)
 {
 	struct dma_heap_allocation_data heap = { .len = 4096, .fd_flags = O_RDWR | O_CLOEXEC };
@@ -84,7 +107,7 @@ static int scratch_dmabuf(void)
 	}
 	fd = kfdsync_open_device("/dev/udmabuf");
 	if (fd < 0)
-		return fd;
+		return dumb_dmabuf();
 	mfd = memfd_create("kfdsync-caps", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0 || ftruncate(mfd, 4096) || fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
 		ret = -errno;
@@ -283,8 +306,8 @@ static const char *unprobed_why(uint32_t cap)
 	case KFDSYNC_CAP_DEADLINE:
 		return "not probed: no sync_file to ask (no CPU timeline could be made)";
 	case KFDSYNC_CAP_DMABUF:
-		return "not probed: no dma-buf to ask (neither /dev/dma_heap/system nor "
-		       "/dev/udmabuf)";
+		return "not probed: no dma-buf to ask (no /dev/dma_heap/system, /dev/udmabuf, "
+		       "or /dev/dri/card* with dumb buffers)";
 	default:
 		return "not probed: no DRM render node (/dev/dri/renderD*) to ask";
 	}

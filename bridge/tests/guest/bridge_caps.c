@@ -146,6 +146,7 @@ int main(void)
 	       "caps_module_features (%#x)", asked.supported);
 	kfdsync_caps_why_not(&asked, KFDSYNC_CAP_DEADLINE, why, sizeof(why));
 	kfdsync_caps_why_not(&asked, KFDSYNC_CAP_DMABUF, why2, sizeof(why2));
+	/* A dma-buf to ask for is found in the test guest (udmabuf, or vgem's dumb buffers). */
 	tap_ok(!(asked.unprobed & (KFDSYNC_CAP_DEADLINE | KFDSYNC_CAP_DMABUF)) &&
 	       HAS(asked, KFDSYNC_CAP_DEADLINE) == (kv >= 0x060400) &&
 	       HAS(asked, KFDSYNC_CAP_DMABUF) == (kv >= 0x060000),
