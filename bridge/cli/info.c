@@ -113,7 +113,7 @@ int cmd_info(int argc, char **argv)
 	if (!ret && kfdsync_ctx_get_amdkfd_abi(ctx, &ai))
 		memset(&ai, 0, sizeof(ai));
 	if (!ret)
-		ret = kfdsync_ctx_get_caps(ctx, &caps);
+		ret = kfdsync_get_caps(ctx, KFDSYNC_CAPS_OPEN_KFD, &caps);
 	kfdsync_ctx_free(ctx);
 	if (!ret && mi.abi_version != KFDSYNC_ABI_VERSION) {
 		fail("the loaded kfdsync module speaks ABI %u; this tool needs ABI %d",

@@ -106,7 +106,7 @@ static int syncobj_eventfd_ioctl(int drm_fd, uint32_t handle, uint64_t point,
 }
 
 KFDSYNC_EXPORT int kfdsync_syncobj_eventfd(int drm_fd, uint32_t handle, uint64_t point,
-					   unsigned int flags, int eventfd)
+					   uint32_t flags, int eventfd)
 {
 	uint64_t cap = 0;
 	int ret;

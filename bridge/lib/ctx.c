@@ -50,7 +50,8 @@ KFDSYNC_EXPORT void kfdsync_ctx_free(struct kfdsync_ctx *ctx)
 	/* Before the close, which cancels the imports the relay waits for. */
 	kfdsync_import_relay_stop(ctx);
 	/* ROCr may still call hints of this context: they must not use its fd. */
-	kfdsync_hsa_hints_forget(ctx);
+	if (ctx->forget_hints)
+		ctx->forget_hints(ctx);
 	/* Relays stop before the fd they report on is closed. */
 	kfdsync_relays_free(ctx->relays);
 	close(ctx->fd);

@@ -101,8 +101,8 @@ KFDSYNC_EXPORT int kfdsync_event_remove(struct kfdsync_ctx *ctx, uint32_t event_
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
 	ret = kfdsync_ctx_ioctl(fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg);
-	/* Its relay, if any, has nothing left to report. */
-	if (ret == 0 || ret == -ENOENT)
+	/* Its relay, if any, has nothing left to report (with the hooks: none). */
+	if ((ret == 0 || ret == -ENOENT) && atomic_load(&ctx->relayed))
 		kfdsync_relay_stop(ctx->relays, event_id);
 	return ret;
 }
@@ -121,7 +121,7 @@ KFDSYNC_EXPORT int kfdsync_event_get_state(struct kfdsync_ctx *ctx, uint32_t eve
 	 * Dispatch form: what amdkfd delivered so far is counted before the
 	 * age is read, as a relay thread would have counted it.
 	 */
-	if (kfdsync_ctx_dispatching(ctx))
+	if (kfdsync_ctx_dispatching(ctx) && atomic_load(&ctx->relayed))
 		kfdsync_relay_catch_up(ctx->relays, event_id);
 	memset(&arg, 0, sizeof(arg));
 	arg.event_id = event_id;
@@ -173,8 +173,11 @@ static int export(struct kfdsync_ctx *ctx, unsigned long req, uint32_t event_id,
 	ret = kfdsync_ctx_ioctl(fd, req, &arg);
 	if (ret < 0)
 		return ret;
-	/* Dispatch form: the relay watches the event while the fence may pend. */
-	if (kfdsync_ctx_dispatching(ctx))
+	/*
+	 * Dispatch form: the relay watches the event while the fence may pend.
+	 * With the hooks nothing is relayed, and no relay code runs.
+	 */
+	if (kfdsync_ctx_dispatching(ctx) && atomic_load(&ctx->relayed))
 		kfdsync_relay_exported(ctx->relays, event_id, (int64_t)arg.deadline_ns);
 	return arg.fd;
 }

@@ -212,6 +212,8 @@ static void hints_sweep(int64_t now)
 	}
 }
 
+static void hints_forget(struct kfdsync_ctx *ctx);
+
 KFDSYNC_EXPORT int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
 					       const struct kfdsync_hsa_signal *sig,
 					       int64_t watchdog_ns, uint64_t *out)
@@ -246,6 +248,7 @@ KFDSYNC_EXPORT int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
 	h->id = hints_next_id++;
 	h->next = hints;
 	hints = h;
+	ctx->forget_hints = hints_forget;
 	*out = h->id;
 	pthread_mutex_unlock(&hints_lock);
 	return 0;
@@ -297,7 +300,8 @@ static void hints_drop(struct kfdsync_ctx *ctx, uint32_t event_id)
 	pthread_mutex_unlock(&hints_lock);
 }
 
-void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx)
+/* The context's forget_hints: every hint of @ctx inert. */
+static void hints_forget(struct kfdsync_ctx *ctx)
 {
 	hints_drop(ctx, 0);
 }

@@ -229,20 +229,34 @@ static int relay_add(struct kfdsync_ctx *ctx, int efd, uint32_t event_id)
 	return ret;
 }
 
+/*
+ * Dispatch form: the poll fd said the member tagged @efd was ready. Any
+ * number of threads dispatch at once, so the tag may be stale: another
+ * thread may have finished that import and closed @efd, and a new import's
+ * eventfd may have its number now. Only the eventfd itself says whether
+ * its import is done: it is read (without blocking) before anything is
+ * done, under the lock that lists, adds and closes the items. Not listed:
+ * the number is someone else's now (a closed fd left the poll fd by
+ * itself). Listed but empty: a pending import that reuses the number.
+ */
 int kfdsync_import_relay_done(struct kfdsync_ctx *ctx, int efd)
 {
 	struct kfdsync_import_relay *relay = ctx->import_relay;
+	uint64_t v;
 	size_t j;
 	int ret = -ENOENT;
 
-	/* Out of the poll fd in any case: a stale member would keep it readable. */
-	kfdsync_loop_del(ctx, efd);
 	if (!relay)
 		return ret;
 	pthread_mutex_lock(&relay->lock);
 	for (j = 0; j < relay->n_items; j++) {
 		if (relay->items[j].eventfd != efd)
 			continue;
+		if (read(efd, &v, sizeof(v)) != sizeof(v)) {
+			ret = -EAGAIN;
+			break;
+		}
+		kfdsync_loop_del(ctx, efd);
 		relay_set_event(relay, relay->items[j].event_id);
 		close(efd);
 		relay->items[j] = relay->items[--relay->n_items];

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/types.h>
@@ -50,6 +51,17 @@ struct kfdsync_ctx {
 	struct kfdsync_loop loop;
 	/* The module answers REGISTER with the event's source (1), not (0), unknown (-1). */
 	int register_reply;
+	/*
+	 * Events relay.c relays now: 0 with the hooks, and then no relay code
+	 * runs for an event (event.c checks it, relay.c counts).
+	 */
+	atomic_uint relayed;
+	/*
+	 * hsa.c's, set with the context's first hint: make them inert
+	 * (kfdsync_ctx_free(), before the close). A pointer, so that ctx.c
+	 * does not call up into hsa.c.
+	 */
+	void (*forget_hints)(struct kfdsync_ctx *ctx);
 };
 
 /* Is @ctx in the dispatch form (KFDSYNC_CTX_DISPATCH)? */
@@ -147,6 +159,10 @@ void kfdsync_ctx_fail(struct kfdsync_ctx *ctx, int error);
 int kfdsync_loop_add(struct kfdsync_ctx *ctx, int fd, uint64_t tag);
 void kfdsync_loop_del(struct kfdsync_ctx *ctx, int fd);
 void kfdsync_loop_init(struct kfdsync_loop *loop);
+/* The poll fd for dispatch.c: -1 if not made yet, or in a child of fork(2). */
+int kfdsync_loop_epoll_fd(struct kfdsync_ctx *ctx);
+/* The failure not reported yet (-errno, then forgotten), or 0; the notify drained. */
+int kfdsync_loop_take_failure(struct kfdsync_ctx *ctx);
 void kfdsync_loop_fini(struct kfdsync_loop *loop);
 
 /*
@@ -156,7 +172,16 @@ void kfdsync_loop_fini(struct kfdsync_loop *loop);
 int kfdsync_event_add_relay(struct kfdsync_ctx *ctx, uint32_t event_id,
 			    uint64_t slot_addr, uint64_t *age, bool relay);
 
-/* hsa.c: make every hint of @ctx inert (kfdsync_ctx_free(), before the close). */
-void kfdsync_hsa_hints_forget(struct kfdsync_ctx *ctx);
+/*
+ * hsa.c: the hint plumbing, public in <kfdsync_hsa.h> (which needs ROCr's
+ * headers, so the library declares it here too).
+ */
+struct kfdsync_hsa_signal;
+int kfdsync_hsa_signal_hint_new(struct kfdsync_ctx *ctx,
+				const struct kfdsync_hsa_signal *sig,
+				int64_t watchdog_ns, uint64_t *hint);
+bool kfdsync_hsa_signal_hint_handler(int64_t value, void *hint);
+void kfdsync_hsa_signal_hint_cancel(uint64_t hint);
+
 
 #endif

@@ -11,7 +11,7 @@
 #include "kfdsync.h"
 #include "internal.h"
 
-static int dmabuf_flags(unsigned int flags, __u32 *out)
+static int dmabuf_flags(uint32_t flags, __u32 *out)
 {
 	if (!flags || (flags & ~(KFDSYNC_DMABUF_READ | KFDSYNC_DMABUF_WRITE)))
 		return -EINVAL;
@@ -35,7 +35,7 @@ static int dmabuf_enotty(int dmabuf_fd)
 	return !fstatfs(dmabuf_fd, &sfs) && sfs.f_type == DMA_BUF_MAGIC ? -EOPNOTSUPP : -EINVAL;
 }
 
-KFDSYNC_EXPORT int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int flags)
+KFDSYNC_EXPORT int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, uint32_t flags)
 {
 	struct dma_buf_export_sync_file arg;
 	int ret;
@@ -54,7 +54,7 @@ KFDSYNC_EXPORT int kfdsync_dmabuf_export_sync_file(int dmabuf_fd, unsigned int f
 }
 
 KFDSYNC_EXPORT int kfdsync_dmabuf_import_sync_file(int dmabuf_fd, int sync_file_fd,
-						   unsigned int flags)
+						   uint32_t flags)
 {
 	struct dma_buf_import_sync_file arg;
 	int ret;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * A context in the application's event loop: kfdsync_ctx_get_poll_fd() and
- * kfdsync_ctx_dispatch() (kfdsync.h, "Event loops").
+ * The poll fd of a context: kfdsync_ctx_get_poll_fd(), its members, and the
+ * relay failures it reports (kfdsync_ctx_dispatch() is dispatch.c's, above
+ * every file whose work it does; this one calls none of them).
  *
  * The poll fd is an epoll fd of the library's own, made on first need. Its
  * members, each tagged with what it is (KFDSYNC_LOOP_* in the top byte of
@@ -124,40 +125,22 @@ KFDSYNC_EXPORT int kfdsync_ctx_get_poll_fd(struct kfdsync_ctx *ctx)
 	return ret;
 }
 
-KFDSYNC_EXPORT int kfdsync_ctx_dispatch(struct kfdsync_ctx *ctx)
+int kfdsync_loop_epoll_fd(struct kfdsync_ctx *ctx)
 {
-	struct epoll_event evs[32];
-	int epfd, n, count = 0, failure;
+	int epfd;
 
-	if (!ctx)
-		return -EINVAL;
 	pthread_mutex_lock(&ctx->loop.lock);
 	epfd = ctx->loop.epoll_fd;
 	/* In a child of fork(2) nothing of the parent's relays runs. */
 	if (epfd >= 0 && ctx->loop.pid != getpid())
 		epfd = -1;
 	pthread_mutex_unlock(&ctx->loop.lock);
+	return epfd;
+}
 
-	/* Never blocks: what is ready now, in rounds while rounds come back full. */
-	while (epfd >= 0) {
-		n = epoll_wait(epfd, evs, 32, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		for (int i = 0; i < n; i++) {
-			uint64_t tag = evs[i].data.u64;
-
-			if ((tag & KFDSYNC_LOOP_KIND) == KFDSYNC_LOOP_IMPORT &&
-			    kfdsync_import_relay_done(ctx, (int)(uint32_t)tag) == 0)
-				count++;
-			/* The notify and the timer are read below. */
-		}
-		if (n < 32)
-			break;
-	}
-	if (epfd >= 0)
-		count += kfdsync_relays_dispatch(ctx->relays);
+int kfdsync_loop_take_failure(struct kfdsync_ctx *ctx)
+{
+	int failure;
 
 	pthread_mutex_lock(&ctx->loop.lock);
 	failure = ctx->loop.failure;
@@ -165,5 +148,5 @@ KFDSYNC_EXPORT int kfdsync_ctx_dispatch(struct kfdsync_ctx *ctx)
 	if (ctx->loop.notify_fd >= 0)
 		drain(ctx->loop.notify_fd);
 	pthread_mutex_unlock(&ctx->loop.lock);
-	return failure ? failure : count;
+	return failure;
 }

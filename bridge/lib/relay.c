@@ -111,87 +111,6 @@ struct group {
 };
 
 
-int kfdsync_relays_new(struct kfdsync_ctx *ctx, struct kfdsync_relays **out)
-{
-	struct kfdsync_relays *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return -ENOMEM;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->armed_cond, NULL);
-	r->ctx = ctx;
-	r->enabled = true;
-	r->dispatch = kfdsync_ctx_dispatching(ctx);
-	r->kfd_fd = -1;
-	r->timer_fd = -1;
-	atomic_init(&r->have_relay_signals, true);
-	*out = r;
-	return 0;
-}
-
-/* ioctl(2) on /dev/kfd retried on EINTR/EAGAIN, as libhsakmt does. */
-int kfdsync_kfd_wait(int kfd_fd, struct kfd_wait_event_data *ev, uint32_t n,
-		     uint32_t timeout, uint32_t *result)
-{
-	struct kfd_wait_events_args a = {
-		.events_ptr = (uintptr_t)ev, .num_events = n, .wait_for_all = 0,
-		.timeout = timeout,
-	};
-	int ret = kfdsync_ioctl(kfd_fd, KFD_IOC_WAIT_EVENTS, &a);
-
-	*result = a.wait_result;
-	return ret;
-}
-
-/* Report @count signals of @event_id; 0, or -errno of the module. */
-int kfdsync_relay_report(struct kfdsync_relays *rs, uint32_t event_id, uint64_t count)
-{
-	int ctx_fd = rs->ctx->fd;
-
-	while (count) {
-		uint32_t n = count > INT32_MAX ? INT32_MAX : (uint32_t)count;
-		struct kfdsync_relay_signals s = { .event_id = event_id, .count = n };
-		int ret = -EOPNOTSUPP;
-
-		if (atomic_load(&rs->have_relay_signals))
-			ret = kfdsync_ctx_ioctl(ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNALS, &s);
-		if (ret == -EOPNOTSUPP) {
-			/* A module without RELAY_SIGNALS: one at a time. */
-			struct kfdsync_relay_signal one = { .event_id = event_id };
-
-			atomic_store(&rs->have_relay_signals, false);
-			for (uint32_t i = 0; i < n; i++) {
-				ret = kfdsync_ctx_ioctl(ctx_fd, KFDSYNC_IOCTL_RELAY_SIGNAL, &one);
-				if (ret < 0)
-					return ret;
-			}
-		} else if (ret < 0) {
-			return ret;
-		}
-		count -= n;
-	}
-	return 0;
-}
-
-/*
- * Age mode: amdkfd's age of @event_id now, consuming a latched auto-reset
- * signal (a wait that returns at once). 0 and *@age, or -errno (-EINVAL:
- * amdkfd does not know the event).
- */
-int kfdsync_kfd_probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
-{
-	struct kfd_wait_event_data ev = { .last_event_age = AGE_UNKNOWN, .event_id = event_id };
-	uint32_t result;
-	int ret = kfdsync_kfd_wait(kfd_fd, &ev, 1, 0, &result);
-
-	if (ret < 0)
-		return ret;
-	if (result != KFD_WAIT_COMPLETE || ev.last_event_age == AGE_UNKNOWN)
-		return -EPROTO;
-	*age = ev.last_event_age;
-	return 0;
-}
-
 /*
  * What a failed wait or probe of one event means: amdkfd does not know it
  * (EINVAL at the start of a wait, EIO when it was destroyed under one), or
@@ -200,15 +119,6 @@ int kfdsync_kfd_probe_age(int kfd_fd, uint32_t event_id, uint64_t *age)
 static bool lost_event(int err)
 {
 	return err == -EINVAL || err == -EIO;
-}
-
-void kfdsync_relay_lost(struct kfdsync_relays *rs, uint32_t event_id, int error)
-{
-	struct kfdsync_event_unregister arg = { .event_id = event_id };
-
-	/* -ENOENT: the application unregistered it meanwhile; nothing lost. */
-	if (kfdsync_ctx_ioctl(rs->ctx->fd, KFDSYNC_IOCTL_EVENT_UNREGISTER, &arg) == 0)
-		kfdsync_ctx_fail(rs->ctx, error);
 }
 
 /* A report the module refused for a reason other than "nothing to relay". */
@@ -513,46 +423,6 @@ static void group_free(struct group *g)
 }
 
 /* The first relay of a context: our /dev/kfd and what amdkfd offers. */
-int kfdsync_relays_open(struct kfdsync_relays *rs)
-{
-	struct kfd_get_version_args v = { 0 };
-	int fd;
-
-	if (rs->kfd_fd >= 0)
-		return 0;
-	fd = kfdsync_open_device("/dev/kfd");
-	if (fd < 0)
-		return -ESRCH;
-	rs->kfd_fd = fd;
-	rs->ages = !kfdsync_ioctl(fd, KFD_IOC_GET_VERSION, &v) &&
-		   (v.major_version > 1 || (v.major_version == 1 && v.minor_version >= 14));
-	return 0;
-}
-
-int kfdsync_relays_set_event(struct kfdsync_relays *rs, uint32_t event_id)
-{
-	int ret, fd;
-
-	pthread_mutex_lock(&rs->lock);
-	ret = kfdsync_relays_open(rs);
-	fd = rs->kfd_fd;
-	pthread_mutex_unlock(&rs->lock);
-	/* The fd stays open until kfdsync_relays_free(). */
-	return ret ? ret : kfdsync_kfd_event_set(fd, event_id);
-}
-
-int kfdsync_relays_ages(struct kfdsync_relays *rs)
-{
-	int ret;
-
-	pthread_mutex_lock(&rs->lock);
-	ret = kfdsync_relays_open(rs);
-	if (!ret)
-		ret = rs->ages;
-	pthread_mutex_unlock(&rs->lock);
-	return ret;
-}
-
 /* Age mode: add @event_id to the least loaded group; under relays.lock. */
 static int add_ages(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age)
 {
@@ -639,6 +509,8 @@ int kfdsync_relay_start(struct kfdsync_relays *rs, uint32_t event_id)
 		if (ret == 0)
 			ret = rs->dispatch ? kfdsync_dispatch_add(rs, event_id, age) :
 					     add_ages(rs, event_id, age);
+		if (ret == 0)
+			atomic_fetch_add(&rs->ctx->relayed, 1);
 	} else {
 		struct kfd_wait_event_data ev = { .event_id = event_id };
 		uint32_t result;
@@ -647,6 +519,8 @@ int kfdsync_relay_start(struct kfdsync_relays *rs, uint32_t event_id)
 		ret = kfdsync_kfd_wait(rs->kfd_fd, &ev, 1, 0, &result);
 		if (ret == 0)
 			ret = add_binary(rs, event_id);
+		if (ret == 0)
+			atomic_fetch_add(&rs->ctx->relayed, 1);
 	}
 out:
 	pthread_mutex_unlock(&rs->lock);
@@ -668,6 +542,7 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 		if ((*p)->members[0].event_id == event_id) {
 			gb = *p;
 			*p = gb->next;
+			atomic_fetch_sub(&rs->ctx->relayed, 1);
 			break;
 		}
 	}
@@ -679,6 +554,7 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 				continue;
 			g->members[j].event_id = 0;
 			g->members[j].serial = 0;
+			atomic_fetch_sub(&rs->ctx->relayed, 1);
 			while (g->n_members && !g->members[g->n_members - 1].event_id)
 				g->n_members--;
 			g->gen++;
@@ -704,14 +580,6 @@ void kfdsync_relay_stop(struct kfdsync_relays *rs, uint32_t event_id)
 	/* Joined outside the lock: other events' relays stay usable. */
 	if (gb)
 		group_free(gb);
-}
-
-int kfdsync_relays_enable(struct kfdsync_relays *rs, bool enabled)
-{
-	pthread_mutex_lock(&rs->lock);
-	rs->enabled = enabled;
-	pthread_mutex_unlock(&rs->lock);
-	return 0;
 }
 
 void kfdsync_relays_free(struct kfdsync_relays *rs)

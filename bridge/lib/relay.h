@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the two forms of the export relay share (relay.c: the threads form
- * and what both need; relay_dispatch.c: the dispatch form). Not installed.
+ * What the two forms of the export relay share (relay_core.c: what both
+ * stand on; relay.c: the threads form and the entry points; relay_dispatch.c:
+ * the dispatch form). Not installed.
  */
 #ifndef KFDSYNC_LIB_RELAY_H
 #define KFDSYNC_LIB_RELAY_H
@@ -116,7 +117,8 @@ int kfdsync_relays_open(struct kfdsync_relays *rs);
 
 /* relay_dispatch.c, under @lock. */
 int kfdsync_dispatch_add(struct kfdsync_relays *rs, uint32_t event_id, uint64_t age);
-void kfdsync_dispatch_remove(struct kfdsync_relays *rs, uint32_t event_id);
+/* Take @event_id out (and out of ctx->relayed); was it relayed? */
+bool kfdsync_dispatch_remove(struct kfdsync_relays *rs, uint32_t event_id);
 void kfdsync_dispatch_free(struct kfdsync_relays *rs);
 
 #endif

@@ -64,13 +64,16 @@ int kfdsync_dispatch_add(struct kfdsync_relays *rs, uint32_t event_id, uint64_t 
 	return 0;
 }
 
-void kfdsync_dispatch_remove(struct kfdsync_relays *rs, uint32_t event_id)
+bool kfdsync_dispatch_remove(struct kfdsync_relays *rs, uint32_t event_id)
 {
 	struct dmember *m = find(rs, event_id);
 
 	/* Synchronous by nature: no wait of ours outlives a probe. */
-	if (m)
-		*m = rs->dm[--rs->n_dm];
+	if (!m)
+		return false;
+	*m = rs->dm[--rs->n_dm];
+	atomic_fetch_sub(&rs->ctx->relayed, 1);
+	return true;
 }
 
 void kfdsync_dispatch_free(struct kfdsync_relays *rs)

@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "kfdsync.h"
+/* The hint plumbing: public in <kfdsync_hsa.h>, which needs ROCr's headers. */
+#include "../lib/internal.h"
 #include "tap.h"
 
 /* ROCr's amd_signal_t (amd_hsa_signal.h), as far as kfdsync reads it. */

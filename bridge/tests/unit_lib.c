@@ -70,6 +70,8 @@ int main(void)
 		{ "ctx_set_dispatch_interval_null",
 		  kfdsync_ctx_set_dispatch_interval(NULL, 1000000), -EINVAL },
 		{ "ctx_get_caps_null", kfdsync_ctx_get_caps(NULL, &caps), -EINVAL },
+		{ "get_caps_null_caps", kfdsync_get_caps(NULL, 0, NULL), -EINVAL },
+		{ "get_caps_unknown_flag", kfdsync_get_caps(NULL, 1u << 1, &caps), -EINVAL },
 		{ "caps_why_not_null", kfdsync_caps_why_not(NULL, KFDSYNC_CAP_HOOKS, why, 8),
 		  -EINVAL },
 		{ "caps_why_not_two_bits",
@@ -153,7 +155,7 @@ int main(void)
 	const unsigned int nsizes = sizeof(sizes) / sizeof(sizes[0]);
 	char long_name[KFDSYNC_NAME_MAX + 2];
 
-	tap_plan(n + nsizes + 8);
+	tap_plan(n + nsizes + 9);
 	for (unsigned int i = 0; i < nsizes; i++)
 		tap_ok(sizes[i].size == sizes[i].want, "struct_size_%s (%zu, want %zu)",
 		       sizes[i].name, sizes[i].size, sizes[i].want);
@@ -178,7 +180,13 @@ int main(void)
 				      .module_abi = 2, .kfd_version = (1u << 16) | 12 };
 	tap_ok(kfdsync_caps_why_not(&caps, KFDSYNC_CAP_HSA, why, sizeof(why)) == 1 && !why[0] &&
 	       kfdsync_caps_why_not(&caps, KFDSYNC_CAP_DEADLINE, why, sizeof(why)) == 0 &&
-	       !strcmp(why, "Linux 6.1; needs 6.4 or later"), "caps_why_not_kernel (%s)", why);
+	       !strcmp(why, "Linux 6.1 has no SYNC_IOC_SET_DEADLINE (Linux 6.4 brought it)"),
+	       "caps_why_not_kernel (%s)", why);
+	/* Not probed is not "not supported": the reason says which, and how to ask. */
+	caps.unprobed = KFDSYNC_CAP_EVENTS;
+	tap_ok(kfdsync_caps_why_not(&caps, KFDSYNC_CAP_EVENTS, why, sizeof(why)) == 0 &&
+	       strstr(why, "not probed") && strstr(why, "KFDSYNC_CAPS_OPEN_KFD"),
+	       "caps_why_not_unprobed (%s)", why);
 	tap_ok(kfdsync_caps_why_not(&caps, KFDSYNC_CAP_MODULE_ABI, why, sizeof(why)) == 0 &&
 	       strstr(why, "ABI 2") && kfdsync_caps_why_not(&caps, KFDSYNC_CAP_DISPATCH, why,
 							    sizeof(why)) == 0 &&

@@ -21,16 +21,32 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <kfdsync.h>
 
 #include "compute.h"
 
-/* The options kfdsync-egl and kfdsync-vulkan both take (see their usage()). */
+/* The options kfdsync-egl and kfdsync-vulkan both take (frame_options_usage). */
 struct frame_options {
 	int frames, width, height, compute_ms, hold_frame, hold_ms, error_frame, error_ms;
 	int timeout_ms;
 };
+
+/* Their defaults. */
+#define FRAME_OPTIONS_DEFAULT { .frames = 3, .width = 128, .height = 128, .compute_ms = 100, \
+				.hold_frame = -1, .hold_ms = 2000, .error_frame = -1, \
+				.error_ms = 300, .timeout_ms = 30000 }
+
+/* The "Options:" part of both programs' --help. */
+extern const char frame_options_usage[];
+
+/*
+ * Parse them into @o (which holds the defaults); @usage prints the
+ * program's --help (and exits 0 after it). 0, or -1 after saying why.
+ */
+int frame_options_parse(struct frame_options *o, int argc, char **argv, const char *prog,
+			void (*usage)(FILE *f));
 
 /* Memory the queue and kfdsync write and the CPU reads. */
 struct shared {

@@ -700,17 +700,7 @@ static void usage(FILE *f)
 "Vulkan's completion, exported as a SYNC_FD, is imported into kfdsync, which\n"
 "writes the gate the next compute job waits for (WAIT_REG_MEM).\n"
 "\n"
-"Options:\n"
-"  -n, --frames=N       frames (default 3)\n"
-"  -s, --size=WxH       image size (default 128x128)\n"
-"  -c, --compute-ms=MS  compute time of a frame (default 100)\n"
-"      --hold-frame=N   frame N's compute takes --hold-ms\n"
-"      --hold-ms=MS     (default 2000)\n"
-"      --error-frame=N  frame N's fence gets a watchdog of --error-ms, shorter\n"
-"                       than its compute (--hold-ms): it ends with -ETIMEDOUT\n"
-"      --error-ms=MS    (default 300)\n"
-"  -t, --timeout-ms=MS  longest wait for the queue or Vulkan (default 30000)\n"
-"  -h, --help           show this help and exit\n"
+"%s"
 "\n"
 "Per frame it prints when the compute fence and Vulkan's completion signalled\n"
 "and when the queue passed its gate, and whether Vulkan's image and the\n"
@@ -722,103 +712,17 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 every frame in order and right; 1 a frame failed (wrong\n"
 "pixels or order, a fence that ended with an error, a timeout); 2 bad options,\n"
-"or no such Vulkan device, kfdsync or simulator.\n");
-}
-
-static int parse_args(struct frame_options *o, int argc, char **argv)
-{
-	enum { OPT_HOLD_FRAME = 256, OPT_HOLD_MS, OPT_ERROR_FRAME, OPT_ERROR_MS };
-	static const struct option opts[] = {
-		{ "frames", required_argument, NULL, 'n' },
-		{ "size", required_argument, NULL, 's' },
-		{ "compute-ms", required_argument, NULL, 'c' },
-		{ "hold-frame", required_argument, NULL, OPT_HOLD_FRAME },
-		{ "hold-ms", required_argument, NULL, OPT_HOLD_MS },
-		{ "error-frame", required_argument, NULL, OPT_ERROR_FRAME },
-		{ "error-ms", required_argument, NULL, OPT_ERROR_MS },
-		{ "timeout-ms", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "n:s:c:t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_int("--frames", optarg, 1, 100000, &o->frames))
-				return -1;
-			break;
-		case 's': {
-			char *x = strchr(optarg, 'x');
-
-			if (!x) {
-				err("--size: \"%s\" is not WxH", optarg);
-				return -1;
-			}
-			*x = '\0';
-			if (parse_int("--size width", optarg, 16, 4096, &o->width) ||
-			    parse_int("--size height", x + 1, 16, 4096, &o->height))
-				return -1;
-			break;
-		}
-		case 'c':
-			if (parse_int("--compute-ms", optarg, 0, 600000, &o->compute_ms))
-				return -1;
-			break;
-		case OPT_HOLD_FRAME:
-			if (parse_int("--hold-frame", optarg, 0, INT_MAX, &o->hold_frame))
-				return -1;
-			break;
-		case OPT_HOLD_MS:
-			if (parse_int("--hold-ms", optarg, 0, 600000, &o->hold_ms))
-				return -1;
-			break;
-		case OPT_ERROR_FRAME:
-			if (parse_int("--error-frame", optarg, 0, INT_MAX, &o->error_frame))
-				return -1;
-			break;
-		case OPT_ERROR_MS:
-			if (parse_int("--error-ms", optarg, 10, 60000, &o->error_ms))
-				return -1;
-			break;
-		case 't':
-			if (parse_int("--timeout-ms", optarg, 1, 3600000, &o->timeout_ms))
-				return -1;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(EXIT_OK);
-		default:
-			fprintf(stderr, "Try '" PROG " --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		err("unexpected argument \"%s\"", argv[optind]);
-		return -1;
-	}
-	if (o->error_frame >= 0 && o->error_ms >= o->hold_ms) {
-		err("--error-ms (%d) must be shorter than --hold-ms (%d)", o->error_ms, o->hold_ms);
-		return -1;
-	}
-	if (o->hold_ms >= o->timeout_ms) {
-		err("--hold-ms (%d) must be shorter than --timeout-ms (%d)", o->hold_ms,
-		    o->timeout_ms);
-		return -1;
-	}
-	return 0;
+"or no such Vulkan device, kfdsync or simulator.\n", frame_options_usage);
 }
 
 int main(int argc, char **argv)
 {
 	struct app app = {
-		.o = { .frames = 3, .width = 128, .height = 128, .compute_ms = 100,
-		       .hold_frame = -1, .hold_ms = 2000, .error_frame = -1, .error_ms = 300,
-		       .timeout_ms = 30000 },
+		.o = FRAME_OPTIONS_DEFAULT,
 	};
 	int ret = EXIT_OK;
 
-	if (parse_args(&app.o, argc, argv))
+	if (frame_options_parse(&app.o, argc, argv, PROG, usage))
 		return EXIT_SETUP;
 	app.bytes = (size_t)app.o.width * (size_t)app.o.height * 4;
 	if (vk_open(&app)) {
