@@ -176,8 +176,12 @@ if [ -x "$EXAMPLE" ]; then
 	rc=$?
 	echo "# \$ kfdsync-wayland --fullscreen --frames 4 --compute-ms 12000 ... -> exit $rc"
 	diag "$T/example" "$T/example.err"
+	example_path() {
+		has example "^wp_linux_drm_syncobj_v1 on /dev/dri/card[0-9]*: a timeline per buffer$" &&
+			has example "; kfdsync: the dispatch form$"
+	}
 	check "kfdsync-wayland takes wp_linux_drm_syncobj_v1 on KWin's virtio-gpu, in the dispatch form" \
-		has example "^wp_linux_drm_syncobj_v1 on /dev/dri/card[0-9]*: .*kfdsync: the dispatch form$"
+		example_path
 	check "kfdsync-wayland: every frame's fence signalled, exit 0" \
 		test $rc -eq 0 -a -n "$(grep '^summary: 4 frames, every fence signalled$' "$T/example")"
 	check "kfdsync-wayland: while frame 2's fence is pending, KWin shows frame 1 (screenshot)" \
