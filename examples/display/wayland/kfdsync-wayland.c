@@ -1,51 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * kfdsync-wayland: GPU compute output on a Wayland compositor, with the
- * explicit sync today's compositors speak (wp_linux_drm_syncobj_v1: KWin,
- * mutter, wlroots, Mesa's WSI).
+ * kfdsync-wayland: GPU compute output on a Wayland compositor with
+ * wp_linux_drm_syncobj_v1 (KWin, mutter, wlroots, Mesa's WSI), from one event
+ * loop. Two buffers, each with a timeline syncobj; frame N uses buffer N % 2:
+ *   compute   the queue (examples/common/compute.h) waits for the buffer's
+ *             gate, draws and signals a KFD event: kfdsync exports that
+ *             signal as the frame's fence, the acquire point of the commit;
+ *   release   the next point, signalled when the compositor is done with the
+ *             buffer: kfdsync then writes N + 2 into the buffer's gate.
  *
- * How this program works. Two buffers (dumb buffers of the compositor's
- * DRM device), each with a timeline drm_syncobj the compositor imported.
- * Frame N uses buffer N % 2 and goes round one loop:
- *
- *   compute        the queue (examples/common/compute.h: the test rig's
- *                  simulated GPU, or a KFD compute queue with --gpu real)
- *                  waits for the buffer's gate, draws frame N into it, and
- *                  signals a KFD event; kfdsync exports that signal as a
- *                  sync_file, the frame's fence;
- *   acquire point  the fence becomes point 2k+1 of the buffer's timeline
- *                  (kfdsync_syncobj_import_sync_file()); the commit names
- *                  it, and the compositor shows the frame only once it
- *                  signalled;
- *   release point  the commit also names point 2k+2, which the compositor
- *                  signals when it is done with the buffer. An eventfd says
- *                  when a fence is attached there (kfdsync_syncobj_eventfd(),
- *                  WAIT_AVAILABLE); kfdsync then writes N + 2 into the
- *                  buffer's gate when it signals (kfdsync_import_to_memory();
- *                  GATE_ERROR if it ends with an error), and frame N + 2's
- *                  compute waits for that gate on the queue (WAIT_REG_MEM).
- *
- * Nobody waits on the CPU for the GPU or for the compositor: one poll(2)
- * loop over the Wayland connection, the release eventfds and the frames'
- * fences (to report a fence that ended with an error). This is the short
- * example; tests/guest/wayland/kfdsync-wayland-client.c is the test rig's
- * oracle, with every sync path and a trace of every frame.
+ * No CPU wait for the GPU or the compositor: one poll(2) serves the Wayland
+ * connection, kfdsync's poll fd (kfdsync_ctx_dispatch() does the library's
+ * work in the dispatch form), the release eventfds and the fences.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <drm_fourcc.h>
 #include <xf86drm.h>
+#include <xf86drmMode.h>
 #include <wayland-client.h>
 
 #include <kfdsync.h>
@@ -57,31 +38,27 @@
 #include "xdg-shell-client-protocol.h"
 
 #define MS 1000000LL
+#define W 640				/* the buffers; the compositor may scale them */
+#define H 480
 
-extern char **environ;
+/* Per buffer the frame its next compute waits for, written by kfdsync (frames 0, 1: open). */
+static uint64_t gates[4096 / 8] __attribute__((aligned(4096))) = { 0, 1 };
 
 struct buf {
-	uint32_t gem, syncobj;		/* on the compositor's device */
-	void *map;
+	uint32_t syncobj;		/* on the compositor's device */
 	uint64_t va;			/* the buffer as the queue addresses it */
-	int dmabuf_fd;
 	struct wl_buffer *wl;
 	struct wp_linux_drm_syncobj_timeline_v1 *timeline;
 	uint64_t point;			/* last timeline point used */
-	int release_efd;		/* a fence is on the release point; -1: free */
+	int release_efd;		/* a fence is on the release point; -1: none asked */
 	int fence;			/* its last frame's fence, until it ended; or -1 */
 	int frame;			/* that frame */
 	struct stage_event ev;		/* its frames' RELEASE_MEM signals it */
 };
 
 struct app {
-	/* options */
-	int frames, width, height, compute_ms, hold_frame, hold_ms, error_frame, error_ms;
-	int timeout_ms;
-	bool fullscreen;
-	const char *capture;
+	int frames, compute_ms, timeout_ms;	/* the options */
 	enum gpu_kind gpu_kind;
-
 	struct wl_display *dpy;
 	struct wl_compositor *comp;
 	struct xdg_wm_base *wm;
@@ -89,70 +66,44 @@ struct app {
 	struct wp_linux_drm_syncobj_manager_v1 *syncobj_mgr;
 	struct wl_surface *surf;
 	struct wp_linux_drm_syncobj_surface_v1 *sync_surf;
-	bool configured, closed, frame_done;
-	dev_t main_dev;
-	bool have_main_dev;
-
-	int dev_fd;			/* the compositor's DRM device */
+	bool fullscreen, configured, closed;
+	dev_t main_dev;			/* the compositor's DRM device, or 0 */
+	int dev_fd;
 	struct kfdsync_ctx *ctx;
+	bool dispatch_form;		/* KFDSYNC_CTX_DISPATCH: no library thread */
 	struct gpu *gpu;
-	uint64_t *gates;		/* one per buffer, written by kfdsync */
-	uint64_t gates_va;
+	uint64_t gates_va;		/* gates[] as the queue addresses it */
 	struct buf bufs[2];
 	int failed;			/* a frame whose fence ended with an error, or -1 */
-	bool kfd_open;
 };
-
-/* ---- Wayland: globals, the window, the device ---- */
-
-static void ping(void *data, struct xdg_wm_base *wm, uint32_t serial)
-{
-	(void)data;
-	xdg_wm_base_pong(wm, serial);
-}
-
-static const struct xdg_wm_base_listener wm_listener = { .ping = ping };
 
 /* zwp_linux_dmabuf_v1 v4's default feedback: only its main device matters here. */
 static void fb_main_device(void *data, struct zwp_linux_dmabuf_feedback_v1 *f,
 			   struct wl_array *dev)
 {
-	struct app *a = data;
-
-	(void)f;
-	if (dev->size == sizeof(dev_t)) {
-		memcpy(&a->main_dev, dev->data, sizeof(dev_t));
-		a->have_main_dev = true;
-	}
+	if (dev->size == sizeof(dev_t))
+		memcpy(&((struct app *)data)->main_dev, dev->data, sizeof(dev_t));
 }
 
-static void fb_event(void *data, struct zwp_linux_dmabuf_feedback_v1 *f)
+static void fb_table(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, int32_t fd, uint32_t n)
 {
-	(void)data; (void)f;
-}
-
-static void fb_table(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, int32_t fd,
-		     uint32_t size)
-{
-	(void)data; (void)f; (void)size;
 	close(fd);
 }
 
-static void fb_array(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, struct wl_array *a)
-{
-	(void)data; (void)f; (void)a;
-}
-
-static void fb_flags(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, uint32_t flags)
-{
-	(void)data; (void)f; (void)flags;
-}
+static void ping(void *data, struct xdg_wm_base *wm, uint32_t n) { xdg_wm_base_pong(wm, n); }
+static void fb_done(void *data, struct zwp_linux_dmabuf_feedback_v1 *f) {}
+static void fb_array(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, struct wl_array *a) {}
+static void fb_flags(void *data, struct zwp_linux_dmabuf_feedback_v1 *f, uint32_t flags) {}
+static void global_remove(void *data, struct wl_registry *reg, uint32_t name) {}
+static void toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h,
+			       struct wl_array *states) {}
 
 static const struct zwp_linux_dmabuf_feedback_v1_listener feedback_listener = {
-	.done = fb_event, .format_table = fb_table, .main_device = fb_main_device,
-	.tranche_done = fb_event, .tranche_target_device = fb_array,
+	.done = fb_done, .format_table = fb_table, .main_device = fb_main_device,
+	.tranche_done = fb_done, .tranche_target_device = fb_array,
 	.tranche_formats = fb_array, .tranche_flags = fb_flags,
 };
+static const struct xdg_wm_base_listener wm_listener = { .ping = ping };
 
 static void global(void *data, struct wl_registry *reg, uint32_t name, const char *iface,
 		   uint32_t version)
@@ -174,269 +125,153 @@ static void global(void *data, struct wl_registry *reg, uint32_t name, const cha
 	}
 }
 
-static void global_remove(void *data, struct wl_registry *reg, uint32_t name)
-{
-	(void)data; (void)reg; (void)name;
-}
-
-static const struct wl_registry_listener registry_listener = { global, global_remove };
-
 static void surface_configure(void *data, struct xdg_surface *xs, uint32_t serial)
 {
-	struct app *a = data;
-
 	xdg_surface_ack_configure(xs, serial);
-	a->configured = true;
-}
-
-static const struct xdg_surface_listener xdg_surface_listener = { surface_configure };
-
-static void toplevel_configure(void *data, struct xdg_toplevel *t, int32_t w, int32_t h,
-			       struct wl_array *states)
-{
-	/* The buffers keep their --size: the compositor may scale them. */
-	(void)data; (void)t; (void)w; (void)h; (void)states;
+	((struct app *)data)->configured = true;
 }
 
 static void toplevel_close(void *data, struct xdg_toplevel *t)
 {
-	(void)t;
 	((struct app *)data)->closed = true;
 }
 
+static const struct wl_registry_listener registry_listener = { global, global_remove };
+static const struct xdg_surface_listener xdg_surface_listener = { surface_configure };
 static const struct xdg_toplevel_listener toplevel_listener = {
 	.configure = toplevel_configure, .close = toplevel_close,
 };
 
-static void frame_done(void *data, struct wl_callback *cb, uint32_t ms)
-{
-	(void)ms;
-	((struct app *)data)->frame_done = true;
-	wl_callback_destroy(cb);
-}
-
-static const struct wl_callback_listener frame_listener = { frame_done };
-
 /*
- * The compositor's main device, by its primary node if it has one: dumb
- * buffers are made there only. It must have timeline syncobjs.
- */
-static int open_device(struct app *a)
-{
-	drmDevicePtr dev = NULL;
-	uint64_t cap = 0;
-
-	if (!a->have_main_dev || drmGetDeviceFromDevId(a->main_dev, 0, &dev)) {
-		err("the compositor names no DRM device of this machine (dmabuf v4 feedback)");
-		return -ENODEV;
-	}
-	for (int i = 0; i < 2 && a->dev_fd < 0; i++) {
-		int type = i ? DRM_NODE_RENDER : DRM_NODE_PRIMARY;
-
-		if (dev->available_nodes & (1 << type))
-			a->dev_fd = open(dev->nodes[type], O_RDWR | O_CLOEXEC);
-	}
-	drmFreeDevice(&dev);
-	if (a->dev_fd < 0 || drmGetCap(a->dev_fd, DRM_CAP_SYNCOBJ_TIMELINE, &cap) || !cap) {
-		err("the compositor's DRM device %s", a->dev_fd < 0 ? "cannot be opened" :
-		    "has no timeline syncobjs");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-/*
- * A buffer: a dumb buffer (a few rows more than the picture: Mesa's
- * software rasteriser may read a little past the last one) the compositor
- * imports as a dma-buf, and its timeline.
+ * A dumb buffer (16 rows more: Mesa's software rasteriser may read a little
+ * past the last one) and its timeline. libwayland sends copies of the fds;
+ * the compositor keeps its own references, ours close.
  */
 static int buffer_new(struct app *a, struct buf *b)
 {
-	struct drm_mode_create_dumb dumb = {
-		.width = (uint32_t)a->width, .height = (uint32_t)a->height + 16, .bpp = 32,
-	};
-	struct drm_mode_map_dumb map = { 0 };
 	struct zwp_linux_buffer_params_v1 *params;
-	int fd;
+	uint32_t handle, pitch;
+	uint64_t size, offset;
+	int dmabuf = -1, fd = -1, ret;
+	void *cpu;
 
-	if (drmIoctl(a->dev_fd, DRM_IOCTL_MODE_CREATE_DUMB, &dumb))
-		return -errno;
-	b->gem = dumb.handle;
-	map.handle = dumb.handle;
-	if (drmIoctl(a->dev_fd, DRM_IOCTL_MODE_MAP_DUMB, &map))
-		return -errno;
-	b->map = mmap(NULL, dumb.size, PROT_READ | PROT_WRITE, MAP_SHARED, a->dev_fd,
-		      (off_t)map.offset);
-	if (b->map == MAP_FAILED || drmPrimeHandleToFD(a->dev_fd, dumb.handle,
-						       DRM_CLOEXEC | DRM_RDWR, &b->dmabuf_fd))
-		return -errno;
+	ret = drmModeCreateDumbBuffer(a->dev_fd, W, H + 16, 32, 0, &handle, &pitch, &size);
+	ret = ret ? ret : drmModeMapDumbBuffer(a->dev_fd, handle, &offset);
+	if (ret)
+		return ret;
+	cpu = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->dev_fd, (off_t)offset);
+	if (cpu == MAP_FAILED ||
+	    drmPrimeHandleToFD(a->dev_fd, handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf) ||
+	    drmSyncobjCreate(a->dev_fd, 0, &b->syncobj) ||
+	    drmSyncobjHandleToFD(a->dev_fd, b->syncobj, &fd)) {
+		ret = -errno;
+		goto out;
+	}
 	params = zwp_linux_dmabuf_v1_create_params(a->dmabuf);
-	zwp_linux_buffer_params_v1_add(params, b->dmabuf_fd, 0, 0, dumb.pitch,
+	zwp_linux_buffer_params_v1_add(params, dmabuf, 0, 0, pitch,
 				       DRM_FORMAT_MOD_LINEAR >> 32,
 				       DRM_FORMAT_MOD_LINEAR & 0xffffffff);
-	b->wl = zwp_linux_buffer_params_v1_create_immed(params, a->width, a->height,
-							DRM_FORMAT_XRGB8888, 0);
+	b->wl = zwp_linux_buffer_params_v1_create_immed(params, W, H, DRM_FORMAT_XRGB8888, 0);
 	zwp_linux_buffer_params_v1_destroy(params);
-	/* The compositor takes its own reference to the timeline; ours closes. */
-	if (drmSyncobjCreate(a->dev_fd, 0, &b->syncobj) ||
-	    drmSyncobjHandleToFD(a->dev_fd, b->syncobj, &fd))
-		return -errno;
 	b->timeline = wp_linux_drm_syncobj_manager_v1_import_timeline(a->syncobj_mgr, fd);
+	ret = gpu_map_buffer(a->gpu, cpu, dmabuf, &b->va);
+out:
 	close(fd);
-	return gpu_map_buffer(a->gpu, b->map, b->dmabuf_fd, &b->va);
+	close(dmabuf);
+	return ret;
 }
 
-/* ---- the loop ---- */
-
-/* Run --capture NAME (a test's screenshot), and wait for it. */
-static void capture(const struct app *a, const char *fmt, int n)
-{
-	char name[64];
-	char *argv[] = { (char *)a->capture, name, NULL };
-	pid_t pid;
-	int st;
-
-	snprintf(name, sizeof(name), fmt, n);
-	fflush(stdout);
-	if (posix_spawnp(&pid, a->capture, NULL, NULL, argv, environ) == 0)
-		waitpid(pid, &st, 0);
-}
-
-/*
- * Dispatch the compositor's events; wait up to @ms for them, the release
- * eventfds or the fences. 0, or -errno when the connection failed.
- */
+/* One turn of the loop: wait up to @ms for any of its fds, handle what is ready. */
 static int dispatch(struct app *a, int ms)
 {
-	struct pollfd p[5] = { { .fd = wl_display_get_fd(a->dpy), .events = POLLIN } };
-	int n = 1;
+	struct pollfd p[6] = {
+		{ .fd = wl_display_get_fd(a->dpy), .events = POLLIN },
+		{ .fd = kfdsync_ctx_get_poll_fd(a->ctx), .events = POLLIN },
+	};
+	int n = 2, ret;
 
 	for (int i = 0; i < 2; i++) {
-		/* A release is of use once the buffer's last fence ended (released()). */
 		if (a->bufs[i].fence < 0)
 			p[n++] = (struct pollfd){ .fd = a->bufs[i].release_efd, .events = POLLIN };
 		p[n++] = (struct pollfd){ .fd = a->bufs[i].fence, .events = POLLIN };
 	}
-	while (wl_display_prepare_read(a->dpy))
-		wl_display_dispatch_pending(a->dpy);
 	wl_display_flush(a->dpy);
-	if (poll(p, (nfds_t)n, ms) > 0 && (p[0].revents & POLLIN))
-		wl_display_read_events(a->dpy);
-	else
-		wl_display_cancel_read(a->dpy);
-	if (wl_display_dispatch_pending(a->dpy) < 0)
+	if (poll(p, (nfds_t)n, ms) > 0 && (p[0].revents & POLLIN) &&
+	    wl_display_dispatch(a->dpy) < 0)
 		return -wl_display_get_error(a->dpy);
+	/* kfdsync's work (dispatch form), or a failure of its relay (either form). */
+	if ((p[1].revents & POLLIN) && (ret = kfdsync_ctx_dispatch(a->ctx)) < 0) {
+		err("kfdsync: %s", strerror(-ret));
+		return ret;
+	}
 	/* A fence that ended: an error fails the frame, the compositor never shows it. */
 	for (int i = 0; i < 2; i++) {
 		struct buf *b = &a->bufs[i];
-		int32_t st;
+		int st = b->fence < 0 ? 0 : fence_state(b->fence, NULL);
 
-		if (b->fence < 0 || kfdsync_sync_file_wait_status(b->fence, 0, &st))
-			continue;
 		if (st < 0 && a->failed < 0) {
 			printf("frame %d: its fence ended with an error: %s\n", b->frame,
 			       strerror(-st));
 			a->failed = b->frame;
 		}
-		close(b->fence);
-		b->fence = -1;
+		if (st) {
+			close(b->fence);
+			b->fence = -1;
+		}
 	}
 	return 0;
 }
 
-/* Wait until @done, dispatching; -ETIME after --timeout-ms. */
-static int wait_for(struct app *a, bool (*done)(struct app *a, struct buf *b), struct buf *b)
-{
-	int64_t end = now_ns() + a->timeout_ms * MS;
-	int ret = 0;
-
-	while (!ret && !done(a, b) && !a->closed)
-		ret = now_ns() > end ? -ETIME : dispatch(a, 50);
-	return ret;
-}
-
 /*
- * May the buffer's next frame be computed? Its last frame's fence ended
- * (so that the next signal of its event is the new frame's), and the
- * compositor's release point of it has a fence (the gate's).
+ * May the buffer's next frame be computed? Its last fence ended (the next
+ * signal of its event is the new frame's), its release point has a fence.
  */
-static bool released(struct app *a, struct buf *b)
+static bool released(struct buf *b)
 {
 	uint64_t v;
 
-	(void)a;
-	if (b->fence >= 0)
-		return false;
-	return b->release_efd < 0 || read(b->release_efd, &v, sizeof(v)) == sizeof(v);
-}
-
-static bool fence_ended(struct app *a, struct buf *b)
-{
-	(void)a;
-	return b->fence < 0;
-}
-
-static bool shown(struct app *a, struct buf *b)
-{
-	(void)b;
-	return a->frame_done;
-}
-
-struct fill_arg {
-	const struct app *a;
-	const struct buf *b;
-	uint32_t colour;
-};
-
-/* Frame N's picture: the whole buffer in its colour (one DMA fill). */
-static void fill(struct pm4_buf *pb, void *arg)
-{
-	const struct fill_arg *f = arg;
-
-	pm4_dma_fill(pb, f->b->va, f->colour, (uint64_t)f->a->width * f->a->height * 4);
+	return b->fence < 0 &&
+	       (b->release_efd < 0 || read(b->release_efd, &v, sizeof(v)) == sizeof(v));
 }
 
 static const uint32_t colours[] = { 0x00d03030, 0x0030a040, 0x002050d0, 0x00d0a020 };
 
+/* Frame N's picture: the whole buffer in its colour (one DMA fill). */
+static void fill(struct pm4_buf *pb, void *arg)
+{
+	const struct buf *b = arg;
+
+	pm4_dma_fill(pb, b->va, colours[b->frame % 4], W * H * 4);
+}
+
+/* Frame @n, on its buffer once released(). */
 static int frame(struct app *a, int n)
 {
 	struct buf *b = &a->bufs[n % 2];
-	struct fill_arg f = { a, b, colours[n % 4] };
 	struct stage_job job = {
-		.n = (unsigned int)n, .draw = fill, .arg = &f,
+		.n = (unsigned int)n, .draw = fill, .arg = b,
 		.gate_va = a->gates_va + (uint64_t)(n % 2) * 8, .gate_min = (uint64_t)n,
-		.busy_ms = (unsigned int)(n == a->hold_frame || n == a->error_frame ?
-					  a->hold_ms : a->compute_ms),
-		.watchdog_ns = n == a->error_frame ? a->error_ms * MS : 2 * a->timeout_ms * MS,
+		/* A compute longer than --timeout-ms fails the frame. */
+		.busy_ms = (unsigned int)a->compute_ms, .watchdog_ns = a->timeout_ms * MS,
 	};
 	uint64_t acquire, release;
-	int ret, fence;
+	int ret = 0, fence;
 
-	/*
-	 * The release point of the buffer's last frame has a fence: kfdsync
-	 * opens the gate with it, the queue waits for the gate.
-	 */
-	ret = wait_for(a, released, b);
-	if (ret || a->closed)
-		return ret ? ret : -EPIPE;
 	if (b->release_efd >= 0) {
+		/* The release point has a fence: kfdsync opens the gate when it signals. */
 		close(b->release_efd);
 		b->release_efd = -1;
 		fence = kfdsync_syncobj_export_sync_file(a->dev_fd, b->syncobj, b->point);
-		ret = fence < 0 ? fence : kfdsync_import_to_memory(a->ctx, fence, &a->gates[n % 2],
+		ret = fence < 0 ? fence : kfdsync_import_to_memory(a->ctx, fence, &gates[n % 2],
 								   (uint64_t)n, GATE_ERROR);
 		if (fence >= 0)
 			close(fence);	/* the import holds its own reference */
-	} else {
-		a->gates[n % 2] = (uint64_t)n;	/* never used: open */
 	}
-	if (ret)
-		return ret;
 	/* The compute: its fence becomes the acquire point. */
-	b->fence = stage_submit(a->gpu, a->ctx, &b->ev, &job);
-	if (b->fence < 0)
-		return b->fence;
 	b->frame = n;
+	b->fence = ret ? -1 : stage_submit(a->gpu, a->ctx, &b->ev, &job);
+	if (ret || b->fence < 0)
+		return ret ? ret : b->fence;
 	acquire = ++b->point;
 	release = ++b->point;
 	ret = kfdsync_syncobj_import_sync_file(a->dev_fd, b->syncobj, acquire, b->fence);
@@ -447,41 +282,42 @@ static int frame(struct app *a, int n)
 	wp_linux_drm_syncobj_surface_v1_set_release_point(a->sync_surf, b->timeline,
 							  release >> 32, release & 0xffffffff);
 	wl_surface_attach(a->surf, b->wl, 0, 0);
-	wl_surface_damage_buffer(a->surf, 0, 0, a->width, a->height);
-	a->frame_done = false;
-	wl_callback_add_listener(wl_surface_frame(a->surf), &frame_listener, a);
+	wl_surface_damage_buffer(a->surf, 0, 0, W, H);
 	wl_surface_commit(a->surf);
 	b->release_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ret = kfdsync_syncobj_eventfd(a->dev_fd, b->syncobj, release,
-				      KFDSYNC_SYNCOBJ_WAIT_AVAILABLE, b->release_efd);
-	if (ret)
-		return ret;
 	printf("frame %d: committed on buffer %d, acquire point %lu\n", n, n % 2,
 	       (unsigned long)acquire);
-	if (n == a->hold_frame && a->capture) {
-		/* Drawn, fence pending: the compositor must still show frame N - 1. */
-		wl_display_flush(a->dpy);
-		gpu_wait_pos(a->gpu, job.draw_end, a->timeout_ms);
-		if (kfdsync_sync_file_wait_status(b->fence, 0, NULL) != -ETIME)
-			return 0;
-		capture(a, "frame%d-pending", n);
-		if (kfdsync_sync_file_wait_status(b->fence, 0, NULL) == -ETIME)
-			printf("frame %d pending: captured while its fence was pending\n", n);
-		ret = wait_for(a, fence_ended, b);
-		ret = ret ? ret : wait_for(a, shown, b);
-		if (!ret && a->failed < 0)
-			capture(a, "frame%d-shown", n);
-	}
-	return ret;
+	return kfdsync_syncobj_eventfd(a->dev_fd, b->syncobj, release,
+				       KFDSYNC_SYNCOBJ_WAIT_AVAILABLE, b->release_efd);
 }
 
-/* ---- setup, options ---- */
+/* Each frame once its buffer is released; -ETIME after --timeout-ms without one. */
+static int run(struct app *a)
+{
+	int64_t deadline = now_ns() + a->timeout_ms * MS;
+	int n = 0, ret = 0;
+
+	while (!ret && a->failed < 0 &&
+	       (n < a->frames || a->bufs[0].fence >= 0 || a->bufs[1].fence >= 0)) {
+		if (n < a->frames && released(&a->bufs[n % 2])) {
+			ret = frame(a, n++);
+			deadline = now_ns() + a->timeout_ms * MS;
+		} else {
+			ret = a->closed ? -EPIPE : now_ns() > deadline ? -ETIME : dispatch(a, 100);
+		}
+	}
+	if (ret)
+		err("%s (%d frames committed)", strerror(-ret), n);
+	return ret ? ret : a->failed >= 0 ? -EIO : 0;
+}
 
 static int setup(struct app *a)
 {
+	struct kfdsync_caps caps = { 0 };
 	struct xdg_surface *xs;
 	struct xdg_toplevel *top;
-	char *name;
+	drmDevicePtr dev = NULL;
+	uint64_t cap = 0;
 	int ret;
 
 	a->dpy = wl_display_connect(NULL);
@@ -493,39 +329,42 @@ static int setup(struct app *a)
 	wl_display_roundtrip(a->dpy);
 	wl_display_roundtrip(a->dpy);	/* the feedback's events */
 	if (!a->comp || !a->wm || !a->dmabuf || !a->syncobj_mgr) {
-		err("the compositor does not offer %s: this example needs explicit sync with "
-		    "wp_linux_drm_syncobj_v1 (weston speaks zwp_linux_explicit_synchronization_v1, "
-		    "which kfdsync's test client covers)", !a->syncobj_mgr ?
-		    "wp_linux_drm_syncobj_manager_v1" : "wl_compositor, xdg_wm_base and "
-		    "zwp_linux_dmabuf_v1 version 4");
+		err("the compositor does not offer %s", !a->syncobj_mgr ?
+		    "wp_linux_drm_syncobj_manager_v1 (explicit sync with timeline syncobjs)" :
+		    "wl_compositor, xdg_wm_base and zwp_linux_dmabuf_v1 version 4");
 		return -EOPNOTSUPP;
 	}
-	ret = open_device(a);
-	if (ret)
-		return ret;
-	ret = kfd_open(a->gpu_kind);
-	if (ret)
-		return ret;
-	a->kfd_open = true;
-	ret = kfdsync_ctx_new(&a->ctx);
-	if (ret) {
-		err("cannot open a kfdsync context: %s", strerror(-ret));
-		return ret;
+	if (a->main_dev && !drmGetDeviceFromDevId(a->main_dev, 0, &dev)) {
+		if (dev->available_nodes & (1 << DRM_NODE_PRIMARY)) {
+			a->dev_fd = open(dev->nodes[DRM_NODE_PRIMARY], O_RDWR | O_CLOEXEC);
+			printf("wp_linux_drm_syncobj_v1 on %s: a timeline per buffer\n",
+			       dev->nodes[DRM_NODE_PRIMARY]);
+		}
+		drmFreeDevice(&dev);
 	}
-	ret = gpu_open(&a->gpu, a->gpu_kind);
-	if (ret)
-		return ret;
-	a->gates = aligned_alloc(4096, 4096);
-	if (!a->gates)
-		return -ENOMEM;
-	memset(a->gates, 0, 4096);
-	ret = gpu_map_memory(a->gpu, a->gates, 4096, &a->gates_va);
+	if (a->dev_fd < 0 || drmGetCap(a->dev_fd, DRM_CAP_SYNCOBJ_TIMELINE, &cap) || !cap) {
+		err("the compositor's DRM device (dmabuf v4 feedback) %s", a->dev_fd < 0 ?
+		    "has no primary node here" : "has no timeline syncobjs");
+		return -EOPNOTSUPP;
+	}
+	/* kfdsync: the dispatch form where this machine allows it, else threads. */
+	ret = kfd_open(a->gpu_kind);
+	ret = ret ? ret : kfdsync_ctx_new_flags(&a->ctx, KFDSYNC_CTX_DISPATCH);
+	a->dispatch_form = !ret && !kfdsync_ctx_get_caps(a->ctx, &caps) &&
+			   (caps.supported & KFDSYNC_CAP_DISPATCH);
+	if (!ret && !a->dispatch_form) {
+		kfdsync_ctx_free(a->ctx);
+		ret = kfdsync_ctx_new(&a->ctx);
+	}
+	ret = ret ? ret : kfdsync_ctx_get_poll_fd(a->ctx);	/* made on the first call */
+	ret = ret < 0 ? ret : gpu_open(&a->gpu, a->gpu_kind);
+	ret = ret ? ret : gpu_map_memory(a->gpu, gates, sizeof(gates), &a->gates_va);
 	for (int i = 0; i < 2 && !ret; i++) {
 		ret = stage_event_new(a->ctx, &a->bufs[i].ev);
 		ret = ret ? ret : buffer_new(a, &a->bufs[i]);
 	}
 	if (ret) {
-		err("cannot make the buffers: %s", strerror(-ret));
+		err("cannot set up kfdsync, the queue or the buffers: %s", strerror(-ret));
 		return ret;
 	}
 	a->surf = wl_compositor_create_surface(a->comp);
@@ -540,126 +379,69 @@ static int setup(struct app *a)
 	wl_surface_commit(a->surf);
 	while (!a->configured && wl_display_dispatch(a->dpy) >= 0)
 		;
-	name = drmGetDeviceNameFromFd2(a->dev_fd);
-	printf("wp_linux_drm_syncobj_v1 on %s: a timeline per buffer; compute: %s\n",
-	       name ? name : "?", gpu_name(a->gpu));
-	free(name);
+	printf("compute: %s; kfdsync: the %s form\n", gpu_name(a->gpu),
+	       a->dispatch_form ? "dispatch" : "threads");
 	return a->configured ? 0 : -EPIPE;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: kfdsync-wayland [--frames N] [--compute-ms MS] [--size WxH] "
-		"[--fullscreen]\n"
-		"    [--gpu sim|real] [--timeout-ms MS] [--hold-frame N --hold-ms MS "
-		"[--capture CMD]]\n    [--error-frame N --error-ms MS]\n"
-		"Compute frames (a simulated GPU, or --gpu real: a KFD compute queue, not tested\n"
-		"on hardware) and show them on a Wayland compositor with wp_linux_drm_syncobj_v1:\n"
-		"each frame's fence is its acquire point, the compositor's release point gates\n"
-		"the compute of the buffer's next frame. --hold-frame's compute takes --hold-ms\n"
-		"(its pixels already drawn), and --capture CMD runs 'CMD frameN-pending' then\n"
-		"'CMD frameN-shown'. --error-frame's fence ends by its watchdog (--error-ms).\n"
-		"Exit status: 0 every frame shown, 1 a frame failed, 2 usage or unsupported.\n");
-}
+static const char usage[] =
+	"usage: kfdsync-wayland [--frames N] [--compute-ms MS] [--fullscreen] [--gpu sim|real]\n"
+	"                       [--timeout-ms MS]\n"
+	"Compute frames and show them on a Wayland compositor with wp_linux_drm_syncobj_v1.\n"
+	"Exit status: 0 every frame shown, 1 a frame failed, 2 usage or unsupported.\n";
 
+/* 1 to run, 0 after --help, -1 after a usage error. */
 static int parse(struct app *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "frames", 1, NULL, 'f' }, { "compute-ms", 1, NULL, 'c' },
-		{ "size", 1, NULL, 's' }, { "fullscreen", 0, NULL, 'F' },
-		{ "gpu", 1, NULL, 'g' }, { "timeout-ms", 1, NULL, 't' },
-		{ "hold-frame", 1, NULL, 'H' }, { "hold-ms", 1, NULL, 'h' },
-		{ "capture", 1, NULL, 'C' }, { "error-frame", 1, NULL, 'E' },
-		{ "error-ms", 1, NULL, 'e' }, { "help", 0, NULL, '?' }, { 0 },
+		{ "fullscreen", 0, NULL, 'F' }, { "gpu", 1, NULL, 'g' },
+		{ "timeout-ms", 1, NULL, 't' }, { "help", 0, NULL, 'h' }, { 0 },
 	};
 	int c, ret = 0;
 
 	while (!ret && (c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': ret = parse_int("--frames", optarg, 1, 1000000, &a->frames); break;
-		case 'c': ret = parse_int("--compute-ms", optarg, 0, 60000, &a->compute_ms); break;
+		case 'c': ret = parse_int("--compute-ms", optarg, 0, 600000, &a->compute_ms); break;
 		case 'F': a->fullscreen = true; break;
 		case 't': ret = parse_int("--timeout-ms", optarg, 1, 600000, &a->timeout_ms); break;
-		case 'H': ret = parse_int("--hold-frame", optarg, 0, 1000000, &a->hold_frame); break;
-		case 'h': ret = parse_int("--hold-ms", optarg, 0, 600000, &a->hold_ms); break;
-		case 'C': a->capture = optarg; break;
-		case 'E': ret = parse_int("--error-frame", optarg, 0, 1000000, &a->error_frame); break;
-		case 'e': ret = parse_int("--error-ms", optarg, 1, 600000, &a->error_ms); break;
-		case 's':
-			if (sscanf(optarg, "%dx%d", &a->width, &a->height) != 2 || a->width < 8 ||
-			    a->height < 8 || a->width > 8192 || a->height > 8192) {
-				err("--size: expected WxH, 8 to 8192 each, got \"%s\"", optarg);
-				ret = -1;
-			}
-			break;
+		case 'h': fputs(usage, stdout); return 0;
 		case 'g':
-			a->gpu_kind = !strcmp(optarg, "real") ? GPU_REAL : GPU_SIM;
-			if (strcmp(optarg, "real") && strcmp(optarg, "sim")) {
+			a->gpu_kind = strcmp(optarg, "real") ? GPU_SIM : GPU_REAL;
+			ret = strcmp(optarg, "real") && strcmp(optarg, "sim") ? -1 : 0;
+			if (ret)
 				err("--gpu: sim or real, not \"%s\"", optarg);
-				ret = -1;
-			}
 			break;
-		default:
-			usage(c == '?' && !strcmp(argv[optind - 1], "--help") ? stdout : stderr);
-			return c == '?' && !strcmp(argv[optind - 1], "--help") ? 0 : -1;
+		default: ret = -1;
 		}
 	}
-	if (!ret && optind < argc) {
-		usage(stderr);
-		ret = -1;
-	}
-	return ret ? -1 : 1;
+	if (ret || optind < argc)
+		fputs(usage, stderr);
+	return ret || optind < argc ? -1 : 1;
 }
 
 int main(int argc, char **argv)
 {
 	struct app a = {
-		.frames = 60, .width = 640, .height = 480, .compute_ms = 8, .hold_frame = -1,
-		.hold_ms = 3000, .error_frame = -1, .error_ms = 500, .timeout_ms = 30000,
-		.dev_fd = -1, .failed = -1,
-		.bufs = { { .release_efd = -1, .fence = -1, .dmabuf_fd = -1 },
-			  { .release_efd = -1, .fence = -1, .dmabuf_fd = -1 } },
+		.frames = 60, .compute_ms = 8, .timeout_ms = 30000, .dev_fd = -1, .failed = -1,
+		.bufs = { { .release_efd = -1, .fence = -1 }, { .release_efd = -1, .fence = -1 } },
 	};
-	int ret = parse(&a, argc, argv), status = 0;
+	int ret = parse(&a, argc, argv);
 
 	if (ret <= 0)
 		return ret ? 2 : 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* progress, line by line, also into a pipe */
 	ret = setup(&a);
-	if (ret)
-		status = ret == -EOPNOTSUPP ? 2 : 1;
-	for (int n = 0; !status && n < a.frames && a.failed < 0; n++) {
-		ret = frame(&a, n);
-		if (ret) {
-			err("frame %d: %s", n, strerror(-ret));
-			status = 1;
-		}
-	}
-	/* The last frames' fences end (or fail) before the summary. */
-	while (!status && (a.bufs[0].fence >= 0 || a.bufs[1].fence >= 0) && a.failed < 0)
-		status = wait_for(&a, fence_ended, &a.bufs[a.bufs[0].fence >= 0 ? 0 : 1]) ? 1 : 0;
-	if (!status && a.failed >= 0)
-		status = 1;
-	printf("summary: %d frames, %s\n", a.frames, status ? "failed" : "every fence signalled");
-	/* The queue stops first (also inside a wait); freeing the context ends what is pending. */
+	ret = ret ? ret : run(&a);
+	printf("summary: %d frames, %s\n", a.frames, ret ? "failed" : "every fence signalled");
+	/* The queue stops first, the context ends what is pending; exit closes the rest. */
 	gpu_close(a.gpu);
 	kfdsync_ctx_free(a.ctx);
-	for (int i = 0; i < 2; i++) {
-		struct buf *b = &a.bufs[i];
-
-		kfd_signal_event_destroy(&b->ev.event);
-		if (b->fence >= 0)
-			close(b->fence);
-		if (b->release_efd >= 0)
-			close(b->release_efd);
-		if (b->dmabuf_fd >= 0)
-			close(b->dmabuf_fd);
-	}
-	free(a.gates);
-	if (a.kfd_open)
-		kfd_close();
-	if (a.dev_fd >= 0)
-		close(a.dev_fd);
+	for (int i = 0; i < 2; i++)
+		kfd_signal_event_destroy(&a.bufs[i].ev.event);
+	kfd_close();
 	if (a.dpy)
 		wl_display_disconnect(a.dpy);
-	return status;
+	return ret == -EOPNOTSUPP ? 2 : ret ? 1 : 0;
 }

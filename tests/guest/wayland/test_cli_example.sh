@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # Host checks of kfdsync-wayland's command line: --help documents every
-# option, bad input gives a clear message and exit status 2, a missing
-# compositor is reported. Prints TAP.
+# option and no test hook (the test rig's client has those), bad input
+# gives a clear message and exit status 2, a missing compositor is
+# reported. Prints TAP.
 #
 # usage: test_cli_example.sh PROGRAM
 
@@ -13,12 +14,15 @@ P=$1
 echo "TAP version 13"
 echo "1..19"
 t "--help exits 0" 0 "^usage: kfdsync-wayland" --help
-for o in --frames --compute-ms --size --fullscreen --gpu --timeout-ms --hold-frame \
-	 --hold-ms --capture --error-frame --error-ms wp_linux_drm_syncobj_v1 "Exit status"; do
+for o in --frames --compute-ms --fullscreen --gpu --timeout-ms wp_linux_drm_syncobj_v1 \
+	 "Exit status"; do
 	t "--help documents $o" 0 "$o" --help
 done
+# The test hooks moved to kfdsync-wayland-client (and --size went): refused.
+for o in --hold-frame --hold-ms --capture --error-frame --error-ms --stall-frame --size; do
+	t "refuses $o" 2 "^usage: kfdsync-wayland" "$o" 1
+done
 t "unknown --gpu value" 2 '--gpu: sim or real, not "fast"' --gpu fast
-t "--size out of range" 2 '--size: expected WxH' --size 4x64
 t "--frames 0" 2 '--frames: "0" is not a number from 1' --frames 0
 t "an argument it does not take" 2 '^usage: kfdsync-wayland' extra
 export WAYLAND_DISPLAY=kfdsync-no-such-display

@@ -20,8 +20,10 @@
 #   - a fence that ends with an error (-ETIMEDOUT) fails the frame with a
 #     clear message;
 #   - the same for EXAMPLE (kfdsync-wayland, examples/display/wayland), the
-#     short client: syncobj path, a held frame not shown until its fence
-#     signalled, an errored fence fails the frame.
+#     short client, which has no test hooks (the client above has them):
+#     syncobj path in the dispatch form, a frame not shown while its (long)
+#     compute runs and shown after, a compute longer than --timeout-ms fails
+#     its frame.
 #
 # How KWin runs here, and why:
 #   - udevd (SYSTEMD_IGNORE_CHROOT=1, "add" events for DRM only) and a D-Bus

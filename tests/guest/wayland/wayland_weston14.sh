@@ -84,7 +84,7 @@ cleanup() {
 trap cleanup EXIT
 
 # start_weston SOCKET ARGS...: waits (at most 180 s) for its socket.
-# Remembers its pid and arguments for alive_weston.
+# Remembers its pid for weston_died and stop_weston.
 start_weston() {
 	sock=$1; shift
 	weston --socket="$sock" --idle-time=0 --no-config --renderer=gl "$@" \
@@ -92,7 +92,6 @@ start_weston() {
 	pid=$!
 	WPIDS="$WPIDS $pid"
 	eval "WPID_$sock=$pid"
-	printf '%s\n' "$@" >"$T/$sock.args"
 	for i in $(seq 360); do
 		[ -S "$T/$sock" ] && return 0
 		kill -0 $pid 2>/dev/null || break
@@ -102,21 +101,25 @@ start_weston() {
 	tail -n 20 "$T/$sock.log" | diag
 	return 1
 }
-# alive_weston SOCKET: 0 if the weston serving SOCKET still runs. Else says
-# how it ended (its log's end, the kernel's segfault line) and starts it
-# again with the same arguments, so that one crash fails only the case it
-# happened in, not the cases after it; 1 if it cannot be restarted.
-alive_weston() {
-	sock=$1
-	eval "wpid=\${WPID_$sock:-}"
-	[ -n "$wpid" ] && kill -0 "$wpid" 2>/dev/null && [ -S "$T/$sock" ] && return 0
+# weston_died SOCKET: $died is empty while the weston serving SOCKET runs;
+# else words for a check's description that name it as the culprit (its
+# exit status, the kernel's segfault line), and its log's end is shown.
+weston_died() {
+	died=
+	eval "wpid=\${WPID_$1:-}"
+	[ -n "$wpid" ] && kill -0 "$wpid" 2>/dev/null && return 0
 	wait "$wpid" 2>/dev/null
-	echo "# weston ($sock) died (status $?) during the previous case; its log ends:"
-	tail -n 15 "$T/$sock.log" | diag
-	dmesg 2>/dev/null | grep -E 'weston.*segfault|segfault.*weston|kiosk-shell' | tail -n 3 | diag
-	rm -f "$T/$sock" "$T/$sock.lock"
-	set -- $(cat "$T/$sock.args")
-	start_weston "$sock" "$@"
+	st=$?
+	line=$(dmesg 2>/dev/null | grep -E "weston\[$wpid\]" | tail -n 1 | sed 's/^\[[ 0-9.]*\] //')
+	died="; the culprit: weston ($1) died during this case, status $st: ${line:-no kernel line}"
+	echo "# weston ($1) died; its log ends:"
+	tail -n 15 "$T/$1.log" | diag
+}
+# stop_weston SOCKET
+stop_weston() {
+	eval "wpid=\${WPID_$1:-}"
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+	eval "WPID_$1="
 }
 # run NAME SOCKET ARGS...: the client's stdout in $T/out-NAME, status in $rc.
 run() {
@@ -156,17 +159,18 @@ if LIBSEAT_BACKEND=noop start_weston drm --backend=drm --drm-device="$card" \
 	run drm drm --device "/dev/dri/$card" --path explicit --gpu sim --frames 3 \
 		--compute-ms 100 --hold-frame 1 --hold-ms 6000 --timeout-ms 90000 \
 		--size 640x480 --capture "$T/screendump"
-	check "explicit sync offered (GL renderer with EGL_ANDROID_native_fence_sync)" \
+	weston_died drm
+	check "explicit sync offered (GL renderer with EGL_ANDROID_native_fence_sync)$died" \
 		has drm "zwp_linux_explicit_synchronization_v1 yes"
-	check "explicit path with dumb buffers of weston's device" \
+	check "explicit path with dumb buffers of weston's device$died" \
 		has drm "^sync path: explicit (zwp_linux_explicit_synchronization_v1, dmabuf from the compositor's device /dev/dri/$card"
-	check "frame 1 captured (QEMU screendump) while its fence was pending" \
+	check "frame 1 captured (QEMU screendump) while its fence was pending$died" \
 		has drm "^frame 1 pending: captured while its fence was pending"
-	check "while frame 1's fence is pending the screen shows frame 0" \
+	check "while frame 1's fence is pending the screen shows frame 0$died" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-drm-frame1-pending.png" 0.5 0.5 $RED
-	check "after frame 1's fence signalled the screen shows frame 1" \
+	check "after frame 1's fence signalled the screen shows frame 1$died" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-drm-frame1-shown.png" 0.5 0.5 $GREEN
-	check "every frame presented, exit 0; frame 2's gate opened from weston's release" \
+	check "every frame presented, exit 0; frame 2's gate opened from weston's release$died" \
 		test $rc -eq 0 -a -n "$(grep '^summary: path=explicit frames=3 presented=3 discarded=0' "$T/out-drm")" \
 		-a -n "$(grep "^frame 2: compute on buffer 0, gate >= 2 opened by kfdsync from the compositor's release of frame 0 .* seeing 2$" "$T/out-drm")"
 else
@@ -177,6 +181,14 @@ for p in $WPIDS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 WPIDS=
 
 # ---- headless, GL renderer: weston_capture_v1 ----
+# One weston per client that maps a window. weston 14's kiosk-shell (and
+# weston's main branch of 2025-09) uses freed memory when a toplevel goes
+# away on an output with no seat (the headless backend has none): the
+# output keeps pointing at the gone surface's tree, and the next toplevel to
+# map walks it (docs/weston-kiosk-shell.md has the source lines and a
+# reproduction without kfdsync). On a loaded machine that crashed weston
+# ("segfault at ffffffffffffff80 ... in kiosk-shell.so") in the second
+# client's case, "a fence that never signals"; fences play no part in it.
 cat >"$T/capture" <<'EOF'
 #!/bin/sh
 # weston-screenshooter writes wayland-screenshot-<time>.png in its directory.
@@ -185,36 +197,52 @@ f=$(ls "$d"/*.png 2>/dev/null | head -n1)
 [ -f "$f" ] && mv "$f" "$KFDSYNC_RESULTS/weston14-capture-$1.png"
 EOF
 chmod +x "$T/capture"
-if start_weston hl --backend=headless --width=640 --height=480 --shell=kiosk --debug; then
+HL="--backend=headless --width=640 --height=480 --shell=kiosk"
+# shellcheck disable=SC2086
+if start_weston hl $HL --debug; then
 	ok "weston $ver, headless with the GL renderer and weston_capture_v1 (--debug), starts"
 	# The first capture compiles llvmpipe's shaders: not during the hold.
 	WAYLAND_DISPLAY=hl "$T/capture" warmup
 	run hl hl --path explicit --gpu sim --frames 2 --compute-ms 100 --hold-frame 1 \
 		--hold-ms 5000 --timeout-ms 90000 --size 640x480 --capture "$T/capture"
-	check "weston_capture_v1 just before frame 1: frame 0" \
+	weston_died hl
+	check "weston_capture_v1 just before frame 1: frame 0$died" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-capture-frame1-before.png" 0.5 0.5 $RED
-	check "a capture asked for while frame 1's fence is pending is answered only after it signalled" \
+	check "a capture asked for while frame 1's fence is pending is answered only after it signalled$died" \
 		has hl "^frame 1 pending: the capture ended only after its fence signalled"
-	check "... and shows frame 1: weston rendered it only after its fence" \
+	check "... and shows frame 1: weston rendered it only after its fence$died" \
 		$PIXEL is "$KFDSYNC_RESULTS/weston14-capture-frame1-pending.png" 0.5 0.5 $GREEN
-	alive_weston hl
-	run hlstall hl --path explicit --frames 2 --compute-ms 100 --stall-frame 1 \
-		--timeout-ms 8000 --size 640x480
-	check "a fence that never signals: weston does not present the frame, clear error, exit 1" \
-		test $rc -eq 1 -a -n "$(grep '^frame 1: not presented, fence pending$' "$T/out-hlstall")"
-	alive_weston hl
-	if [ -x "$EXAMPLE" ]; then
-		WAYLAND_DISPLAY=hl timeout 120 "$EXAMPLE" --frames 2 >"$T/out-example" 2>&1
-		rc=$?
-		diag "$T/out-example"
-		check "kfdsync-wayland: weston lacks wp_linux_drm_syncobj_v1, said so, exit 2" \
-			test $rc -eq 2 -a -n "$(grep 'does not offer wp_linux_drm_syncobj_manager_v1' "$T/out-example")"
-	else
-		ok "kfdsync-wayland # SKIP not built (it needs linux-drm-syncobj-v1.xml)"
-	fi
 else
 	nok "weston $ver, headless with the GL renderer and weston_capture_v1 (--debug), starts"
-	for i in 1 2 3 4 5; do nok "weston (headless) did not start"; done
+	for i in 1 2 3; do nok "weston (headless) did not start"; done
+fi
+stop_weston hl
+# A weston of its own (see above); the example maps no window (it stops at
+# the globals) and runs on it after, unless it died.
+# shellcheck disable=SC2086
+if start_weston hls $HL; then
+	run hlstall hls --path explicit --frames 2 --compute-ms 100 --stall-frame 1 \
+		--timeout-ms 8000 --size 640x480
+	weston_died hls
+	check "a fence that never signals: weston does not present the frame, clear error, exit 1$died" \
+		test $rc -eq 1 -a -n "$(grep '^frame 1: not presented, fence pending$' "$T/out-hlstall")"
+	if [ ! -x "$EXAMPLE" ]; then
+		ok "kfdsync-wayland # SKIP not built (it needs linux-drm-syncobj-v1.xml)"
+	else
+		# A weston that died in the case before is replaced: one crash, one case.
+		esock=hls
+		# shellcheck disable=SC2086
+		[ -z "$died" ] || { esock=hlx; start_weston hlx $HL; }
+		WAYLAND_DISPLAY=$esock timeout 120 "$EXAMPLE" --frames 2 >"$T/out-example" 2>&1
+		rc=$?
+		diag "$T/out-example"
+		weston_died $esock
+		check "kfdsync-wayland: weston lacks wp_linux_drm_syncobj_v1, said so, exit 2$died" \
+			test $rc -eq 2 -a -n "$(grep 'does not offer wp_linux_drm_syncobj_manager_v1' "$T/out-example")"
+	fi
+else
+	nok "weston $ver, headless (one for a fence that never signals) starts"
+	nok "weston (headless) did not start"
 fi
 [ $n -eq $PLAN ] || echo "# ran $n of $PLAN"
 exit 0
