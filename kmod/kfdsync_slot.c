@@ -23,7 +23,11 @@
  * lands in the few instructions between the hook and amdkfd's
  * acknowledging store is overwritten by that store, for amdkfd too; it is
  * one signal with the write before it. CPU sets (kfd_set_event()) are
- * counted when amdkfd sets the event; they never touch the slot.
+ * counted when amdkfd sets the event; they never touch the slot. An
+ * interrupt that says the GPU signalled without writing the slot (ABI
+ * 7.1's signal_mailbox_updated false) is one signal: a write the slot
+ * holds then is taken (marked) with it, as amdkfd sets the event once and
+ * acknowledges the slot, so the GPU hook that follows counts nothing more.
  *
  * Lifetime. kfdsync reads and marks a slot only through amdkfd's own
  * kernel mapping of the process's signal page (kfdsync_amdkfd_slot(),
