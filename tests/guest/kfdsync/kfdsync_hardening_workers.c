@@ -542,6 +542,26 @@ static const char *const walk_params[][2] = {
 
 #define N_WALK_PARAMS (sizeof(walk_params) / sizeof(walk_params[0]))
 
+/* Set walk_params, saving what they were in @saved. */
+static void walk_params_set(char saved[N_WALK_PARAMS][32])
+{
+	unsigned int i;
+
+	for (i = 0; i < N_WALK_PARAMS; i++) {
+		kfdsync_param_read(walk_params[i][0], saved[i], sizeof(saved[i]));
+		saved[i][strcspn(saved[i], "\n")] = '\0';
+		kfdsync_param_write(walk_params[i][0], walk_params[i][1]);
+	}
+}
+
+static void walk_params_restore(char saved[N_WALK_PARAMS][32])
+{
+	unsigned int i;
+
+	for (i = 0; i < N_WALK_PARAMS; i++)
+		kfdsync_param_write(walk_params[i][0], saved[i]);
+}
+
 /*
  * The bounds. A reset picks the processes under RCU and ends their fences
  * in a worker, a process's lock held for 64 slots at a time: the process
@@ -570,11 +590,7 @@ TEST(reset_walk_holds_bounded)
 		tap_skip("no <debugfs>/kfdsync/slots and inject", "reset_walk_holds_bounded");
 		return;
 	}
-	for (i = 0; i < N_WALK_PARAMS; i++) {
-		kfdsync_param_read(walk_params[i][0], saved[i], sizeof(saved[i]));
-		saved[i][strcspn(saved[i], "\n")] = '\0';
-		kfdsync_param_write(walk_params[i][0], walk_params[i][1]);
-	}
+	walk_params_set(saved);
 	if (pipe(ready) || pipe(hold))
 		tap_bail("pipe: %s", strerror(errno));
 	fflush(stdout);
@@ -621,8 +637,7 @@ TEST(reset_walk_holds_bounded)
 	for (i = 0; i < WALK_PROCS; i++)
 		reap(pids[i]);
 	close(ready[0]);
-	for (i = 0; i < N_WALK_PARAMS; i++)
-		kfdsync_param_write(walk_params[i][0], saved[i]);
+	walk_params_restore(saved);
 }
 
 /* ---- an exception's end: the hook only queues ---- */
@@ -771,17 +786,12 @@ TEST(exception_end_hold_bounded)
 	long long least = LLONG_MAX;
 	char saved[N_WALK_PARAMS][32];
 	struct exc_result r;
-	unsigned int i;
 
 	if (access(DEBUGFS "slots", R_OK)) {
 		tap_skip("no <debugfs>/kfdsync/slots", "exception_end_hold_bounded");
 		return;
 	}
-	for (i = 0; i < N_WALK_PARAMS; i++) {
-		kfdsync_param_read(walk_params[i][0], saved[i], sizeof(saved[i]));
-		saved[i][strcspn(saved[i], "\n")] = '\0';
-		kfdsync_param_write(walk_params[i][0], walk_params[i][1]);
-	}
+	walk_params_set(saved);
 	for (try = 0; try < EXC_TRIES && least >= EXC_HOOK_BOUND_NS; try++) {
 		r = exc_run();
 		tap_diag("exception of 1 process x %d contexts x %d events: table lock %.1f us, "
@@ -795,8 +805,7 @@ TEST(exception_end_hold_bounded)
 		if (r.held[2] >= 0 && r.held[2] < least)
 			least = r.held[2];
 	}
-	for (i = 0; i < N_WALK_PARAMS; i++)
-		kfdsync_param_write(walk_params[i][0], saved[i]);
+	walk_params_restore(saved);
 
 	tap_ok(early == 0, "exception_no_fence_ended_before (%d of %d x %d)", early, EXC_FENCES,
 	       try);
