@@ -645,7 +645,7 @@ TEST(reset_walk_holds_bounded)
 #define EXC_CONTEXTS	4
 #define EXC_EVENTS	WALK_EVENTS
 #define EXC_FENCES	(EXC_CONTEXTS * EXC_EVENTS)
-/* For them all to end: the worker takes about 1 s under TCG. */
+/* For them all to end: the worker took 0.1-0.2 s under TCG. */
 #define EXC_WAIT_MS	(6 * WAIT_MS)
 
 /* What the exception's child saw; @code is 0 or where it failed. */
@@ -772,7 +772,7 @@ static struct exc_result exc_run(void)
  * its fences, a process's lock held for 64 slots at a time. Ending all
  * EXC_FENCES of them in the hook, as before (kfdsync_proc_end() called
  * from kfdsync_slot_process_error()), took 80 to 206 ms there in four tries
- * (6.1 under QEMU TCG on a loaded 2-core host; 0.24 to 0.27 ms since):
+ * (6.1 under QEMU TCG on a loaded 2-core host; 0.1 to 0.27 ms since):
  * the bound is a tenth of the least. A try over it is tried again, twice
  * at most (the host may preempt the guest's CPU in any one); the least
  * counts.
