@@ -28,7 +28,7 @@
 /* The tables below, from the lines of kfdsync_abi_list.h. */
 const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT] = {
 #define KFDSYNC_ABI(id, abi_name) \
-	[KFDSYNC_ABI_ID_##id] = { .name = abi_name, .bit = KFDSYNC_ONLY(id) },
+	[KFDSYNC_ABI_ID_##id] = { .name = abi_name },
 #include "kfdsync_abi_list.h"
 };
 
@@ -62,7 +62,7 @@ const unsigned int kfdsync_abi_nr_fields = ARRAY_SIZE(kfdsync_abi_fields);
  */
 struct kfdsync_abi_ctx {
 	const struct kfdsync_btf *btf;
-	const struct kfdsync_abi *abi;
+	int abi;	/* enum kfdsync_abi_id */
 	char *reason;
 	size_t len;
 	unsigned int items;
@@ -165,12 +165,12 @@ static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
 	if (nr != want_nr) {
 		kfdsync_abi_say(c,
 				"%s takes %u argument%s, ABI %s has %u", fn->name, nr,
-				nr == 1 ? "" : "s", c->abi->name, want_nr);
+				nr == 1 ? "" : "s", kfdsync_abis[c->abi].name, want_nr);
 		return 1;
 	}
 	if (strcmp(ret, fn->ret)) {
 		kfdsync_abi_say(c, "%s returns %s, ABI %s has %s",
-				fn->name, ret, c->abi->name, fn->ret);
+				fn->name, ret, kfdsync_abis[c->abi].name, fn->ret);
 		return 1;
 	}
 	for (i = 0; i < nr; i++) {
@@ -179,7 +179,7 @@ static int kfdsync_abi_check_fn(struct kfdsync_abi_ctx *c,
 		if (strcmp(got, want)) {
 			kfdsync_abi_say(c,
 					"%s argument %u is %s, ABI %s has %s",
-					fn->name, i + 1, got, c->abi->name, want);
+					fn->name, i + 1, got, kfdsync_abis[c->abi].name, want);
 			return 1;
 		}
 	}
@@ -204,7 +204,7 @@ static int kfdsync_abi_check_read(struct kfdsync_abi_ctx *c,
 	if (bitfield || strcmp(got, f->mtype)) {
 		kfdsync_abi_say(c, "struct %s: %s is %s%s, ABI %s has %s",
 				f->type, f->member, got,
-				bitfield ? " (bit field)" : "", c->abi->name,
+				bitfield ? " (bit field)" : "", kfdsync_abis[c->abi].name,
 				f->mtype);
 		return 1;
 	}
@@ -266,13 +266,13 @@ static int kfdsync_abi_check_struct(struct kfdsync_abi_ctx *c,
 					"struct %s: %s is %s%s at bit %u, ABI %s has %s at bit %u",
 					f->type, f->member, got,
 					bitfield ? " (bit field)" : "", bit,
-					c->abi->name, f->mtype, f->bit);
+					kfdsync_abis[c->abi].name, f->mtype, f->bit);
 			return 1;
 		}
 		return 0;
 	}
 	kfdsync_abi_say(c, "struct %s has no member %s, ABI %s has",
-			f->type, f->member, c->abi->name);
+			f->type, f->member, kfdsync_abis[c->abi].name);
 	return 1;
 }
 
@@ -324,12 +324,12 @@ static int kfdsync_abi_score(struct kfdsync_abi_ctx *c)
 	c->items = 0;
 	for (i = 0; i < kfdsync_abi_nr_fns + kfdsync_abi_nr_fields; i++) {
 		if (i < kfdsync_abi_nr_fns) {
-			if (!(kfdsync_abi_fns[i].abis & c->abi->bit))
+			if (!kfdsync_abi_in(kfdsync_abi_fns[i].abis, c->abi))
 				continue;
 			ret = kfdsync_abi_check_fn(c, &kfdsync_abi_fns[i]);
 		} else {
 			f = &kfdsync_abi_fields[i - kfdsync_abi_nr_fns];
-			if (!(f->abis & c->abi->bit))
+			if (!kfdsync_abi_in(f->abis, c->abi))
 				continue;
 			ret = kfdsync_abi_check_field(c, f);
 		}
@@ -363,7 +363,7 @@ const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name)
 	unsigned int i;
 
 	for (i = 0; i < kfdsync_abi_nr_fns; i++)
-		if ((kfdsync_abi_fns[i].abis & kfdsync_abis[abi].bit) &&
+		if (kfdsync_abi_in(kfdsync_abi_fns[i].abis, abi) &&
 		    !strcmp(kfdsync_abi_fns[i].name, name))
 			return &kfdsync_abi_fns[i];
 	return NULL;
@@ -465,7 +465,7 @@ void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 
 	c.btf = &split;
 	for (i = 0; i < KFDSYNC_ABI_COUNT; i++) {
-		c.abi = &kfdsync_abis[i];
+		c.abi = i;
 		c.reason = reason;
 		reason[0] = '\0';
 		score = kfdsync_abi_score(&c);
@@ -520,12 +520,12 @@ void kfdsync_abi_check_facts(const void *vmlinux, size_t vmlinux_size,
 			     &base, &split, verdict))
 		return;
 	c.btf = &split;
-	c.abi = &kfdsync_abis[abi];
+	c.abi = abi;
 	c.reason = verdict->reason;
 	memset(c.off, 0xff, sizeof(c.off));
 	verdict->abi = abi;
 	for (i = 0; !ret && i < kfdsync_abi_nr_fields; i++)
-		if (kfdsync_abi_fields[i].abis & c.abi->bit)
+		if (kfdsync_abi_in(kfdsync_abi_fields[i].abis, abi))
 			ret = kfdsync_abi_check_field(&c, &kfdsync_abi_fields[i]);
 	verdict->result = ret < 0 ? KFDSYNC_AMDKFD_ABI_NO_BTF :
 			  ret ? KFDSYNC_AMDKFD_ABI_MISMATCH :

@@ -47,6 +47,12 @@ enum kfdsync_abi_id {
 #define KFDSYNC_FROM(id)	(KFDSYNC_ALL & ~(KFDSYNC_ONLY(id) - 1))
 #define KFDSYNC_UPTO(id)	((KFDSYNC_ONLY(id) << 1) - 1)
 
+/* Whether the set @abis has the ABI @abi (an enum kfdsync_abi_id). */
+static inline bool kfdsync_abi_in(u32 abis, int abi)
+{
+	return abis & (1U << abi);
+}
+
 /**
  * struct kfdsync_abi_fn - one function's prototype, as text
  * @name:	The function.
@@ -93,12 +99,9 @@ struct kfdsync_abi_field {
 /**
  * struct kfdsync_abi - one amdkfd ABI kfdsync implements
  * @name:	Its name, for people.
- * @bit:	Its bit in the sets of &kfdsync_abi_fn.abis and
- *		&kfdsync_abi_field.abis.
  */
 struct kfdsync_abi {
 	const char *name;
-	u32 bit;
 };
 
 extern const struct kfdsync_abi kfdsync_abis[KFDSYNC_ABI_COUNT];

@@ -303,7 +303,7 @@ static int kfdsync_hook_vm_fault(struct kprobe *kp, struct pt_regs *regs)
 	const char *pdd;
 
 	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_VM_FAULT]);
-	if (kfdsync_kfd.abi < KFDSYNC_ABI_ID_6_16) {
+	if (!kfdsync_abi_in(KFDSYNC_FROM(6_16), kfdsync_kfd.abi)) {
 		kfdsync_pasid_error(regs_get_kernel_argument(regs, 1), -EFAULT);
 		return 0;
 	}
@@ -701,14 +701,13 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
  */
 static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 {
-	u32 bit = kfdsync_abis[abi_id].bit;
 	unsigned long set_event_end;
 	unsigned int i;
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
 
 	for (i = 0; i < kfdsync_abi_nr_fns; i++)
-		if ((kfdsync_abi_fns[i].abis & bit) &&
+		if (kfdsync_abi_in(kfdsync_abi_fns[i].abis, abi_id) &&
 		    !kfdsync_kfd_symbol_ok(mod, &kfdsync_abi_fns[i]))
 			return false;
 	/*
@@ -730,7 +729,7 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
 		void *fn;
 
-		if (!(call->abis & bit))
+		if (!kfdsync_abi_in(call->abis, abi_id))
 			continue;
 		fn = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
 		if (!fn) {
@@ -941,7 +940,7 @@ static void kfdsync_amdkfd_arrived(struct module *mod)
 		goto fail;
 	}
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++) {
-		if (!(kfdsync_hooks[i].abis & kfdsync_abis[kfdsync_verdict.abi].bit))
+		if (!kfdsync_abi_in(kfdsync_hooks[i].abis, kfdsync_verdict.abi))
 			continue;
 		if (kfdsync_hook_attach(&kfdsync_hooks[i]))
 			goto fail;
@@ -1276,15 +1275,16 @@ bool kfdsync_amdkfd_active(void)
  */
 u32 kfdsync_amdkfd_supported(void)
 {
-	u32 abis = KFDSYNC_ALL, mask = 0;
 	unsigned int i;
+	u32 mask = 0;
+	int abi;
 
 	mutex_lock(&kfdsync_amdkfd_lock);
-	if (kfdsync_verdict.abi >= 0 && kfdsync_verdict.abi < KFDSYNC_ABI_COUNT)
-		abis = kfdsync_abis[kfdsync_verdict.abi].bit;
+	abi = kfdsync_verdict.abi;
 	mutex_unlock(&kfdsync_amdkfd_lock);
 	for (i = 0; i < ARRAY_SIZE(kfdsync_hooks); i++)
-		if (kfdsync_hooks[i].abis & abis)
+		if (abi < 0 || abi >= KFDSYNC_ABI_COUNT ||
+		    kfdsync_abi_in(kfdsync_hooks[i].abis, abi))
 			mask |= kfdsync_hooks[i].bit;
 	return mask;
 }

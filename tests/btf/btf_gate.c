@@ -119,7 +119,7 @@ static unsigned int abi_nr_fns(int abi)
 	unsigned int i, n = 0;
 
 	for (i = 0; i < kfdsync_abi_nr_fns; i++)
-		n += !!(kfdsync_abi_fns[i].abis & kfdsync_abis[abi].bit);
+		n += kfdsync_abi_in(kfdsync_abi_fns[i].abis, abi);
 	return n;
 }
 
