@@ -496,18 +496,28 @@ static bool show(const struct rec *r)
 			 get(r, "age") ?: "?");
 	} else if (!strcmp(ev, "fence_end")) {
 		int64_t s = num(r, "status", 0);
+		bool dropped = num(r, "dropped", 0) != 0;
 		struct known_fence *f = find_fence(context, seqno);
 		struct task_cause *t = task(r->pid);
+		const char *why = s == 1 ? "signalled" : t ? t->cause : "unknown";
 
-		cause = s == 1 ? "signalled" : t ? t->cause : "unknown";
 		if (f)
 			life = (r->ts - f->born) * 1e3;
-		step = s == 1 ? "signalled" : "ended";
 		status_text(st, sizeof(st), s);
-		if (s == 1)
-			snprintf(details, sizeof(details), "%s", "");
-		else
-			snprintf(details, sizeof(details), "%s (%s)", st, cause);
+		if (dropped) {
+			/* Its last reference was going: nobody saw it end. */
+			cause = "dropped";
+			step = "dropped";
+			snprintf(details, sizeof(details),
+				 "unsignalled, no reference left (was to be %s, %s)", st, why);
+		} else {
+			cause = why;
+			step = s == 1 ? "signalled" : "ended";
+			if (s == 1)
+				snprintf(details, sizeof(details), "%s", "");
+			else
+				snprintf(details, sizeof(details), "%s (%s)", st, why);
+		}
 		if (life >= 0) {
 			size_t n = strlen(details);
 

@@ -16,6 +16,9 @@ CLI = sys.argv[1]
 # meson's project version, which kfdsync --version prints.
 VERSION = re.escape(sys.argv[2]) if len(sys.argv) > 2 else r"\d+\.\d+\.\d+"
 NO_MODULE = not os.path.exists("/dev/kfdsync")
+# A check that cannot run here gives SKIP as its result; anything else is
+# judged by its truth (a failed re.search is None: a failure, not a skip).
+SKIP = "skip"
 
 # (name, argv, expected status, regex on stdout+stderr, needs no module)
 CASES = [
@@ -266,12 +269,13 @@ def json_failure_tests():
         results.append(("info_json_failure_prints_nothing",
                         p.returncode == 1 and p.stdout == "", repr(p.stdout) + p.stderr))
     else:
-        results.append(("info_json_failure_prints_nothing", None, "/dev/kfdsync exists here"))
+        results.append(("info_json_failure_prints_nothing", SKIP, "/dev/kfdsync exists here"))
     return results
 
 
 # 'monitor --input': a saved trace in tracefs's format (one GPU-signalled
-# fence, one ended by its context's close, a watchdog, an import) and in
+# fence, one ended by its context's close, one dropped unsignalled as its
+# last reference went, a watchdog, an import) and in
 # trace-cmd report's.
 TRACE = """# tracer: nop
 #
@@ -292,6 +296,7 @@ TRACE = """# tracer: nop
             app-151     [001] .....    23.862371: kfdsync_end: cause=close error=-125 tgid=151 id=0
             app-151     [001] .....    23.862584: kfdsync_unregister: tgid=151 id=1 context=2 age=1
             app-151     [001] .....    23.862590: kfdsync_fence_end: context=2 seqno=2 status=-125
+            app-151     [001] .....    23.862600: kfdsync_fence_end: context=2 seqno=3 status=-125 dropped=1
             app-151     [001] .....    23.900000: kfdsync_timeline_create: tgid=151 context=9
             app-151     [001] .....    23.900100: kfdsync_import_arm: tgid=151 context=9 seqno=1 driver=kfdsync timeline=kfdsync-timeline:151:app target=memory addr=0x7f0000001000 value=7 error_value=99 event=0 fail_event=0
             app-151     [001] d..1.    23.900200: kfdsync_timeline_inc: context=9 inc=1 value=1
@@ -321,7 +326,7 @@ def monitor_tests():
         p = run("--input", trace)
         lines = p.stdout.splitlines()
         results.append(("monitor_input_text",
-                        p.returncode == 0 and len(lines) == 19 and
+                        p.returncode == 0 and len(lines) == 20 and
                         "dma_fence" not in p.stdout and
                         re.search(r"fence 2:1 +export +pid 151 event 1 as sync_file, after age 0: "
                                   r"pending", p.stdout) and
@@ -330,11 +335,13 @@ def monitor_tests():
                         re.search(r"fence 7:1 +ended +-ETIMEDOUT \(watchdog\) after 1010\.110 ms",
                                   p.stdout) and
                         re.search(r"fence 2:2 +ended +-ECANCELED \(close\)", p.stdout) and
+                        re.search(r"fence 2:3 +dropped +unsignalled, no reference left "
+                                  r"\(was to be -ECANCELED, close\)", p.stdout) and
                         re.search(r"fence 9:1 +write +value 7 written", p.stdout) and
                         "sched_switch" not in p.stdout, p.stdout + p.stderr))
         p = run("--input", trace, "--dma-fence")
         results.append(("monitor_input_dma_fence",
-                        p.returncode == 0 and len(p.stdout.splitlines()) == 21 and
+                        p.returncode == 0 and len(p.stdout.splitlines()) == 22 and
                         re.search(r"fence 2:1 +dma_fence_signaled +kfdsync kfdsync:151:ev1",
                                   p.stdout), p.stdout + p.stderr))
         p = run("--input", trace, "--json", "--dma-fence")
@@ -346,12 +353,14 @@ def monitor_tests():
         ends = {(o["fields"]["context"], o["fields"]["seqno"]): o for o in objs
                 if o["event"] == "kfdsync_fence_end"}
         results.append(("monitor_input_json",
-                        p.returncode == 0 and len(objs) == 21 and
+                        p.returncode == 0 and len(objs) == 22 and
                         ends.get((2, 1), {}).get("cause") == "signalled" and
                         ends.get((7, 1), {}).get("cause") == "watchdog" and
                         ends.get((2, 2), {}).get("cause") == "close" and
                         ends[(2, 2)]["fields"]["status"] == -125 and
                         ends[(2, 2)]["owner"] == 151 and
+                        ends.get((2, 3), {}).get("cause") == "dropped" and
+                        ends[(2, 3)]["step"] == "dropped" and
                         objs[3]["fields"]["value"] == 1 and objs[3]["fields"]["from"] == "gpu",
                         p.stdout + p.stderr))
         p = run("--input", trace, "--pid", "200")
@@ -394,7 +403,7 @@ def monitor_tests():
                             p.returncode == 1 and "no access to tracefs" in p.stderr and
                             "needs root" in p.stderr, p.stderr))
         else:
-            results.append(("monitor_not_permitted", None, "needs root and setpriv"))
+            results.append(("monitor_not_permitted", SKIP, "needs root and setpriv"))
     # The KMS demo's real trace (trace-cmd report, docs/tracing.md): four
     # frames, each exported, counted from the GPU's write, signalled, and
     # the commits' out-fences imported and written.
@@ -448,7 +457,7 @@ for i, (name, argv, status, pattern, needs_no_module) in enumerate(CASES, 1):
         for line in out.splitlines():
             print("#   " + line)
 for i, (name, good, out) in enumerate(EXTRA, len(CASES) + 1):
-    if good is None:
+    if good is SKIP:
         print(f"ok {i} {name} # SKIP {out}")
         continue
     print(f"{'ok' if good else 'not ok'} {i} {name}")
