@@ -137,6 +137,8 @@ struct kfdsync_abi_verdict {
 
 /* ENDBR64 (f3 0f 1e fa) as a little-endian u32: an indirect branch target. */
 #define KFDSYNC_ABI_ENDBR64	0xfa1e0ff3U
+/* What sealing writes over an ENDBR64 (x86's gen_endbr_poison()): a NOP. */
+#define KFDSYNC_ABI_ENDBR_POISON	0xd6401f0fU
 
 const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name);
 bool kfdsync_abi_signal_unwritten(u32 id, u32 valid_id_bits,

@@ -611,9 +611,6 @@ static bool kfdsync_kfd_symbol_ok(struct module *mod,
 #define KFDSYNC_FN_PADDING	0
 #endif
 
-/* What sealing writes over an ENDBR64 (x86's gen_endbr_poison()). */
-#define KFDSYNC_ENDBR_POISON	0xd6401f0fU
-
 /*
  * Whether a branch to @dest enters @fn: at its entry, past its ENDBR64 (or
  * what sealing left of it), or in its own padding, where a thunk of call
@@ -627,7 +624,7 @@ static bool kfdsync_code_enters(unsigned long dest, unsigned long fn)
 	if (dest == fn)
 		return true;
 	if (dest == fn + 4)
-		return first == KFDSYNC_ABI_ENDBR64 || first == KFDSYNC_ENDBR_POISON;
+		return first == KFDSYNC_ABI_ENDBR64 || first == KFDSYNC_ABI_ENDBR_POISON;
 	return dest < fn && dest + KFDSYNC_FN_PADDING >= fn;
 }
 

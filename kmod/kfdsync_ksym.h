@@ -46,7 +46,10 @@ static inline unsigned long kfdsync_ksym_extent(unsigned long addr,
 	return addr - off;
 }
 
-/* ENDBR64 (f3 0f 1e fa), as a little-endian u32. */
+/*
+ * ENDBR64 (f3 0f 1e fa), as a little-endian u32: KFDSYNC_ABI_ENDBR64, here
+ * too because this header stands alone (kfdsim.ko uses it).
+ */
 #define KFDSYNC_KSYM_ENDBR64	0xfa1e0ff3U
 
 /*

@@ -656,7 +656,6 @@ static void check_corruption(const char *dir)
  * reads (static ones have no ENDBR64 at all), and call through a pointer
  * only one whose ENDBR64 is there after load.
  */
-#define ENDBR_POISON	0xd6401f0fU	/* what sealing writes: nopl -42(%rax) */
 
 static void check_entries(const char *label, const char *file)
 {
@@ -673,7 +672,7 @@ static void check_entries(const char *label, const char *file)
 	while (fscanf(f, "%127s %x %15s", name, &insn, state) == 3) {
 		const struct kfdsync_abi_fn *fn = kfdsync_abi_fn(abi, name);
 		bool is_sealed = !strcmp(state, "sealed");
-		uint32_t live = is_sealed ? ENDBR_POISON : insn;
+		uint32_t live = is_sealed ? KFDSYNC_ABI_ENDBR_POISON : insn;
 		bool callable = insn == KFDSYNC_ABI_ENDBR64 && !is_sealed;
 
 		if (!fn)
