@@ -166,9 +166,18 @@ static const struct expect *expect_of(const char *release)
 	return NULL;
 }
 
+/*
+ * tools/debug-kernel's 6.1 (linux-source-6.1): Debian 6.1's ABI, with
+ * structures laid out by its debug options (lockdep's larger mutexes).
+ */
+static const struct expect debug_6_1 = {
+	"6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", { 736, 0, NOT_READ }, ""
+};
+
 static void check_kernel(const char *what, const char *release, const char *dir)
 {
-	const struct expect *e = expect_of(release);
+	const struct expect *e = strstr(release, "-kfdsync-debug") ? &debug_6_1 :
+				 expect_of(release);
 	struct kfdsync_abi_verdict v;
 	struct pair p;
 
