@@ -370,26 +370,6 @@ const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name)
 }
 
 /**
- * kfdsync_abi_entry_usable() - can kfdsync use @fn, whose code starts so?
- * @fn: the function
- * @insn: its first four bytes, little endian
- * @ibt: indirect branch tracking is enforced
- *
- * A function kfdsync probes or reads is used wherever its code starts: a
- * static function called only directly has no ENDBR64 (GCC emits none),
- * and module load seals (overwrites) the ENDBR64 of every function whose
- * address amdgpu never takes. One kfdsync calls through a pointer must
- * start with ENDBR64 when IBT is enforced, or the call faults.
- *
- * Return: true if usable.
- */
-bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
-			      bool ibt)
-{
-	return fn->probed || !ibt || insn == KFDSYNC_ABI_ENDBR64;
-}
-
-/**
  * kfdsync_abi_signal_unwritten() - does an interrupt signal with no write?
  * @id: kfd_signal_event_interrupt()'s partial_id
  * @valid_id_bits: its valid_id_bits

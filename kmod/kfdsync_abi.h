@@ -137,14 +137,16 @@ struct kfdsync_abi_verdict {
 
 /* ENDBR64 (f3 0f 1e fa) as a little-endian u32: an indirect branch target. */
 #define KFDSYNC_ABI_ENDBR64	0xfa1e0ff3U
-/* What sealing writes over an ENDBR64 (x86's gen_endbr_poison()): a NOP. */
-#define KFDSYNC_ABI_ENDBR_POISON	0xd6401f0fU
+/*
+ * What module load writes over a sealed ENDBR64 (x86's gen_endbr_poison()),
+ * a 4-byte NOP: "osp nopl (%rax)" in 6.12, "nopl -42(%rax)" in 6.18 and 7.x.
+ */
+#define KFDSYNC_ABI_SEALED_6_12		0x001f0f66U
+#define KFDSYNC_ABI_SEALED_6_18		0xd6401f0fU
 
 const struct kfdsync_abi_fn *kfdsync_abi_fn(int abi, const char *name);
 bool kfdsync_abi_signal_unwritten(u32 id, u32 valid_id_bits,
 				  bool mailbox_updated);
-bool kfdsync_abi_entry_usable(const struct kfdsync_abi_fn *fn, u32 insn,
-			      bool ibt);
 void kfdsync_abi_check(const void *vmlinux, size_t vmlinux_size,
 		       const void *module, size_t module_size,
 		       struct kfdsync_abi_verdict *verdict);

@@ -13,8 +13,8 @@
  *	an ABI, oldest first: KFDSYNC_ABI_ID_<id>, named after the first
  *	Debian kernel kfdsync was tested on with it.
  * KFDSYNC_CALL(abis, member, function, return type, argument types...):
- *	kfdsync calls it, in the ABIs @abis, through the pointer @member
- *	of that very type (kfdsync_amdkfd.c).
+ *	kfdsync calls it, in the ABIs @abis, through the static call
+ *	kfdsync_kfd_@member of that very type (kfdsync_amdkfd.c).
  * KFDSYNC_PROBE(abis, function, return type, argument types...):
  *	a hook probes it (or kfdsync reads its code), in the ABIs @abis.
  * KFDSYNC_FIELD(abis, struct, member, type, bit offset):

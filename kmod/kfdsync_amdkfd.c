@@ -81,6 +81,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
+#include <linux/static_call.h>
 #include <linux/stringify.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -124,40 +125,61 @@ struct kfdsync_hook {
 	u64 missed;
 };
 
+/*
+ * The amdkfd functions kfdsync calls (kfdsync_abi_list.h's KFDSYNC_CALL),
+ * one static call each, kfdsync_kfd_<member>, typed exactly as the list
+ * says amdkfd defines them (the compiler checks, kfdsync_kfd_calls[]):
+ *
+ * lookup_pasid: kfd_lookup_process_by_pasid(), a referenced process by
+ *	pasid (ABIs 6.1, 6.12); lookup_pasid_pdd the same from ABI 6.16 on,
+ *	which also stores the device data where the pasid was found, unless
+ *	given NULL. lookup_mm: kfd_lookup_process_by_mm(), a referenced
+ *	process by address space. unref: kfd_unref_process(), drop such a
+ *	reference. set_event: kfd_set_event(), as AMDKFD_IOC_SET_EVENT.
+ *	pdd_of_dev: kfd_get_process_device_data(), a process's data for a
+ *	device (ABI 6.1); pdd_of_node the same from ABI 6.12 on.
+ *
+ * A static call is a direct branch, patched into kfdsync's own code, never
+ * an indirect one. Where the CPU enforces indirect branch tracking (IBT),
+ * an indirect call must land on an ENDBR64, and module load seals (turns
+ * into a NOP) the ENDBR64 of every amdkfd function whose address amdgpu
+ * never takes: all of these, in Debian's 6.12 and later
+ * (docs/notes-ibt.md). Pointed at amdkfd's functions under
+ * kfdsync_amdkfd_lock before the hooks are published, and back to
+ * returning 0 after they detach; the handlers and the callers below
+ * (which hold amdgpu) call them only while the hooks are active.
+ */
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_lookup_pasid,
+			struct kfd_process *(unsigned int));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_lookup_pasid_pdd,
+			struct kfd_process *(unsigned int,
+					     struct kfd_process_device **));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_lookup_mm,
+			struct kfd_process *(const struct mm_struct *));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_unref, void (struct kfd_process *));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_set_event,
+			int (struct kfd_process *, unsigned int));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_pdd_of_dev,
+			struct kfd_process_device *(struct kfd_dev *,
+						    struct kfd_process *));
+DEFINE_STATIC_CALL_RET0(kfdsync_kfd_pdd_of_node,
+			struct kfd_process_device *(struct kfd_node *,
+						    struct kfd_process *));
+
 /**
- * struct kfdsync_kfd_fns - the amdkfd functions kfdsync calls
- * @lookup_pasid: kfd_lookup_process_by_pasid(), a referenced process by
- *	pasid (ABIs 6.1, 6.12).
- * @lookup_pasid_pdd: The same from ABI 6.16 on; it also stores the device
- *	data where the pasid was found, unless given NULL.
- * @lookup_mm: kfd_lookup_process_by_mm(), a referenced process by
- *	address space.
- * @unref: kfd_unref_process(), drop such a reference.
- * @set_event: kfd_set_event(), set an event as AMDKFD_IOC_SET_EVENT does.
- * @pdd_of_dev: kfd_get_process_device_data(), a process's data for a
- *	device (ABI 6.1).
- * @pdd_of_node: The same from ABI 6.12 on.
- * @set_event_end: The end of kfd_set_event()'s code.
+ * struct kfdsync_kfd_fns - what kfdsync knows of amdkfd's code and data
+ * @set_event: The start of kfd_set_event()'s code.
+ * @set_event_end: Its end.
  * @abi: The ABI amdgpu has, an enum kfdsync_abi_id.
  * @off: Where the members kfdsync reads are (enum kfdsync_abi_off), as
  *	 the gate read them from amdgpu's BTF.
  *
- * Typed exactly as kfdsync_abi_list.h says amdkfd defines them, which the
- * compiler checks (kfdsync_kfd_calls[]). Set under kfdsync_amdkfd_lock
- * before the hooks attach, cleared after they detach; the handlers and the
- * callers below (which hold amdgpu) read them without a lock.
+ * Set under kfdsync_amdkfd_lock before the hooks attach, cleared after
+ * they detach; the handlers and the callers below (which hold amdgpu) read
+ * it without a lock.
  */
 struct kfdsync_kfd_fns {
-	struct kfd_process *(*lookup_pasid)(u32 pasid);
-	struct kfd_process *(*lookup_pasid_pdd)(u32 pasid,
-						struct kfd_process_device **pdd);
-	struct kfd_process *(*lookup_mm)(const struct mm_struct *mm);
-	void (*unref)(struct kfd_process *p);
-	int (*set_event)(struct kfd_process *p, u32 id);
-	struct kfd_process_device *(*pdd_of_dev)(struct kfd_dev *dev,
-						 struct kfd_process *p);
-	struct kfd_process_device *(*pdd_of_node)(struct kfd_node *node,
-						  struct kfd_process *p);
+	unsigned long set_event;
 	unsigned long set_event_end;
 	int abi;
 	u32 off[KFDSYNC_ABI_OFFSETS];
@@ -224,10 +246,10 @@ static int kfdsync_hook_cpu(struct kprobe *kp, struct pt_regs *regs)
 {
 	const u32 *ev = (const u32 *)regs_get_kernel_argument(regs, 0);
 	unsigned long caller = regs_get_kernel_stack_nth(regs, 0);
-	unsigned long start = (unsigned long)kfdsync_kfd.set_event;
 
 	kfdsync_hook_hit(&kfdsync_hooks[KFDSYNC_HOOK_IDX_CPU]);
-	if (caller > start && caller < kfdsync_kfd.set_event_end &&
+	if (caller > kfdsync_kfd.set_event &&
+	    caller < kfdsync_kfd.set_event_end &&
 	    current->mm)
 		kfdsync_ops->cpu_set(current->mm, READ_ONCE(*ev));
 	return 0;
@@ -257,15 +279,15 @@ static int kfdsync_hook_free(struct kprobe *kp, struct pt_regs *regs)
 NOKPROBE_SYMBOL(kfdsync_hook_free);
 
 /*
- * The process of @pasid, referenced (drop with kfdsync_kfd.unref()), or
+ * The process of @pasid, referenced (drop with kfdsync_kfd_unref), or
  * NULL. From ABI 6.16 on amdkfd would also store the device data the
  * pasid was found in: given NULL, it stores nothing.
  */
 static struct kfd_process *kfdsync_lookup_pasid(u32 pasid)
 {
-	if (kfdsync_kfd.lookup_pasid_pdd)
-		return kfdsync_kfd.lookup_pasid_pdd(pasid, NULL);
-	return kfdsync_kfd.lookup_pasid(pasid);
+	if (kfdsync_abi_in(KFDSYNC_FROM(6_16), kfdsync_kfd.abi))
+		return static_call(kfdsync_kfd_lookup_pasid_pdd)(pasid, NULL);
+	return static_call(kfdsync_kfd_lookup_pasid)(pasid);
 }
 
 NOKPROBE_SYMBOL(kfdsync_lookup_pasid);
@@ -278,7 +300,7 @@ static void kfdsync_pasid_error(u32 pasid, int error)
 	if (!p)
 		return;
 	kfdsync_ops->process_error(p, error);
-	kfdsync_kfd.unref(p);
+	static_call(kfdsync_kfd_unref)(p);
 }
 
 NOKPROBE_SYMBOL(kfdsync_pasid_error);
@@ -356,7 +378,7 @@ static int kfdsync_hook_unwritten(struct kprobe *kp, struct pt_regs *regs)
 	if (!p)
 		return 0;
 	kfdsync_ops->gpu_unwritten(p, id);
-	kfdsync_kfd.unref(p);
+	static_call(kfdsync_kfd_unref)(p);
 	return 0;
 }
 
@@ -435,26 +457,45 @@ static void kfdsync_set_relay(u32 reason, const char *fmt, ...)
 }
 
 /*
- * An amdkfd function kfdsync calls: its name, the ABIs it is for (enum
- * kfdsync_abi_id bits), and its pointer in kfdsync_kfd.
+ * An amdkfd function kfdsync calls: its static call's name, the function's
+ * name, the ABIs it is for (enum kfdsync_abi_id bits), and its static
+ * call.
  */
 struct kfdsync_kfd_call {
+	const char *call;
 	const char *name;
 	u32 abis;
-	void **slot;
+	struct static_call_key *key;
+	void *tramp;
 };
 
-/* @fn's pointer, which must have the type of r(*)(...): a build error if not. */
-#define KFDSYNC_KFD_SLOT(fn, r, ...)					\
-	((void **)&(fn) + BUILD_BUG_ON_ZERO(!__builtin_types_compatible_p( \
-		typeof(fn), r(*)(__VA_ARGS__))))
+/* @key, if @tramp_type is r(*)(...): a build error if not. */
+#define KFDSYNC_KFD_KEY(key, tramp_type, r, ...)			\
+	((key) + BUILD_BUG_ON_ZERO(!__builtin_types_compatible_p(	\
+		tramp_type, r(*)(__VA_ARGS__))))
 
 static const struct kfdsync_kfd_call kfdsync_kfd_calls[] = {
 #define KFDSYNC_CALL(set, member, f, r, ...)				\
-	{ .name = __stringify(f), .abis = set,				\
-	  .slot = KFDSYNC_KFD_SLOT(kfdsync_kfd.member, r, __VA_ARGS__) },
+	{ .call = #member, .name = __stringify(f), .abis = set,		\
+	  .key = KFDSYNC_KFD_KEY(&STATIC_CALL_KEY(kfdsync_kfd_##member),	\
+		typeof(STATIC_CALL_TRAMP(kfdsync_kfd_##member)) *,	\
+		r, __VA_ARGS__),					\
+	  .tramp = (void *)STATIC_CALL_TRAMP_ADDR(kfdsync_kfd_##member) },
 #include "kfdsync_abi_list.h"
 };
+
+/* Point @call's static call at @fn (NULL: back to returning 0). */
+static void kfdsync_kfd_point(const struct kfdsync_kfd_call *call, void *fn)
+{
+	__static_call_update(call->key, call->tramp,
+			     fn ?: (void *)__static_call_return0);
+}
+
+/* Where @call's static call branches now. */
+static void *kfdsync_kfd_target(const struct kfdsync_kfd_call *call)
+{
+	return READ_ONCE(call->key->func);
+}
 
 /* The gate's verdict when nothing was checked, with why. */
 static void kfdsync_verdict_unchecked(const char *why)
@@ -624,7 +665,9 @@ static bool kfdsync_code_enters(unsigned long dest, unsigned long fn)
 	if (dest == fn)
 		return true;
 	if (dest == fn + 4)
-		return first == KFDSYNC_ABI_ENDBR64 || first == KFDSYNC_ABI_ENDBR_POISON;
+		return first == KFDSYNC_ABI_ENDBR64 ||
+		       first == KFDSYNC_ABI_SEALED_6_12 ||
+		       first == KFDSYNC_ABI_SEALED_6_18;
 	return dest < fn && dest + KFDSYNC_FN_PADDING >= fn;
 }
 
@@ -664,6 +707,7 @@ static unsigned int kfdsync_code_calls(unsigned long start, unsigned long end,
  */
 static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 				bool jump, unsigned int sites,
+				unsigned long *caller_start,
 				unsigned long *caller_end)
 {
 	unsigned long start, end, fn;
@@ -686,6 +730,8 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
 				  sites, caller);
 		return false;
 	}
+	if (caller_start)
+		*caller_start = start;
 	if (caller_end)
 		*caller_end = end;
 	return true;
@@ -698,7 +744,8 @@ static bool kfdsync_kfd_reaches(const char *caller, const char *callee,
  */
 static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 {
-	unsigned long set_event_end;
+	unsigned long set_event, set_event_end;
+	void *fns[ARRAY_SIZE(kfdsync_kfd_calls)] = { NULL };
 	unsigned int i;
 
 	lockdep_assert_held(&kfdsync_amdkfd_lock);
@@ -718,33 +765,31 @@ static bool kfdsync_kfd_resolve(struct module *mod, int abi_id)
 	 * signals pass unseen.
 	 */
 	if (!kfdsync_kfd_reaches("kfd_set_event", "set_event", false, 1,
-				 &set_event_end) ||
+				 &set_event, &set_event_end) ||
 	    !kfdsync_kfd_reaches("kfd_signal_event_interrupt",
-				 "set_event_from_interrupt", true, 3, NULL))
+				 "set_event_from_interrupt", true, 3, NULL, NULL))
 		return false;
+	/*
+	 * Found whatever their code starts with: a static call branches to
+	 * them directly, so IBT does not ask for an ENDBR64 (which module
+	 * load sealed in every one of them on Debian's 6.12 and later).
+	 */
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
-		void *fn;
 
 		if (!kfdsync_abi_in(call->abis, abi_id))
 			continue;
-		fn = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
-		if (!fn) {
+		fns[i] = kfdsync_ksym_find(KFDSYNC_AMDGPU, call->name, NULL);
+		if (!fns[i]) {
 			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
 					  "amdkfd's %s not found", call->name);
 			return false;
 		}
-		/* Called through a pointer: IBT wants an ENDBR64 there. */
-		if (!kfdsync_abi_entry_usable(kfdsync_abi_fn(abi_id, call->name),
-					      kfdsync_ksym_insn(fn),
-					      kfdsync_ksym_ibt())) {
-			kfdsync_set_relay(KFDSYNC_RELAY_MISSING,
-					  "IBT: amdkfd's %s has no ENDBR64",
-					  call->name);
-			return false;
-		}
-		*call->slot = fn;
 	}
+	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++)
+		if (fns[i])
+			kfdsync_kfd_point(&kfdsync_kfd_calls[i], fns[i]);
+	kfdsync_kfd.set_event = set_event;
 	kfdsync_kfd.set_event_end = set_event_end;
 	kfdsync_kfd.abi = abi_id;
 	memcpy(kfdsync_kfd.off, kfdsync_verdict.off, sizeof(kfdsync_kfd.off));
@@ -888,6 +933,10 @@ static void kfdsync_hooks_detach_all(void)
 	kfdsync_canary_detach();
 	WRITE_ONCE(kfdsync_hooks_mask, 0);
 	/* No handler runs any more: forget amdkfd's functions. */
+	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++)
+		if (kfdsync_kfd_target(&kfdsync_kfd_calls[i]) !=
+		    (void *)__static_call_return0)
+			kfdsync_kfd_point(&kfdsync_kfd_calls[i], NULL);
 	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
 }
 
@@ -1022,7 +1071,7 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
 
 	if (!amdgpu)
 		return NULL;
-	p = kfdsync_kfd.lookup_mm(mm);
+	p = static_call(kfdsync_kfd_lookup_mm)(mm);
 	if (!p)
 		module_put(amdgpu);
 	/* With a process, amdgpu stays held until the put. */
@@ -1035,7 +1084,7 @@ void *kfdsync_amdkfd_process_get(const struct mm_struct *mm)
  */
 void kfdsync_amdkfd_process_put(void *kp)
 {
-	kfdsync_kfd.unref(kp);
+	static_call(kfdsync_kfd_unref)(kp);
 	/* Held since the get: amdgpu cannot have gone. */
 	module_put(kfdsync_amdgpu_mod);
 }
@@ -1056,17 +1105,17 @@ void kfdsync_amdkfd_process_put(void *kp)
 bool kfdsync_amdkfd_process_uses(const struct mm_struct *mm, const void *kp,
 				 const void *kdev)
 {
-	struct kfd_process *p = kfdsync_kfd.lookup_mm(mm);
+	struct kfd_process *p = static_call(kfdsync_kfd_lookup_mm)(mm);
 	bool uses = false;
 
 	if (!p)
 		return false;
 	/* The device's type is the ABI's: kfd_dev (6.1) or kfd_node. */
 	if (p == kp && kfdsync_kfd.abi == KFDSYNC_ABI_ID_6_1)
-		uses = kfdsync_kfd.pdd_of_dev((struct kfd_dev *)kdev, p);
+		uses = static_call(kfdsync_kfd_pdd_of_dev)((struct kfd_dev *)kdev, p);
 	else if (p == kp)
-		uses = kfdsync_kfd.pdd_of_node((struct kfd_node *)kdev, p);
-	kfdsync_kfd.unref(p);
+		uses = static_call(kfdsync_kfd_pdd_of_node)((struct kfd_node *)kdev, p);
+	static_call(kfdsync_kfd_unref)(p);
 	return uses;
 }
 
@@ -1130,7 +1179,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 	amdgpu = kfdsync_amdkfd_enter();
 	if (!amdgpu)
 		return -EOPNOTSUPP;
-	p = kfdsync_kfd.lookup_mm(mm);
+	p = static_call(kfdsync_kfd_lookup_mm)(mm);
 	if (!p) {
 		ret = -ESRCH;
 		goto out_put;
@@ -1147,7 +1196,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 		borrowed = (struct mm_struct *)mm;
 		kthread_use_mm(borrowed);
 	}
-	ret = kfdsync_kfd.set_event(p, id);
+	ret = static_call(kfdsync_kfd_set_event)(p, id);
 	if (borrowed) {
 		kthread_unuse_mm(borrowed);
 		/*
@@ -1158,7 +1207,7 @@ int kfdsync_amdkfd_set_event(const struct mm_struct *mm, u32 id, bool check)
 		mmput_async(borrowed);
 	}
 out_unref:
-	kfdsync_kfd.unref(p);
+	static_call(kfdsync_kfd_unref)(p);
 out_put:
 	module_put(amdgpu);
 	return ret;
@@ -1317,6 +1366,20 @@ static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
 			   hook->attached ? "attached" : "detached",
 			   (long long)atomic64_read(&hook->hits),
 			   kfdsync_hook_missed(hook));
+	}
+	/* Where each static call branches now, and that code's first bytes. */
+	seq_puts(m, "# call             function                      target\n");
+	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
+		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
+		void *fn = kfdsync_kfd_target(call);
+		u32 insn = kfdsync_ksym_insn(fn);
+
+		seq_printf(m, "%-18s %-29s ", call->call, call->name);
+		if (fn == (void *)__static_call_return0)
+			seq_puts(m, "returns 0\n");
+		else
+			seq_printf(m, "%pS, code %*phN\n", fn,
+				   (int)sizeof(insn), &insn);
 	}
 	mutex_unlock(&kfdsync_amdkfd_lock);
 	return 0;

@@ -55,10 +55,10 @@ static inline unsigned long kfdsync_ksym_extent(unsigned long addr,
 /*
  * Address of function @name of module @module (and its end, if @end), or
  * NULL if it cannot be found. Whatever its first instruction: for a
- * function that is probed or whose code is read, never called through a
- * pointer (static functions that are only called directly have no ENDBR64,
- * and module load seals the ENDBR64 of functions whose address is never
- * taken, when IBT is enforced).
+ * function that is probed, whose code is read, or that is called by a
+ * direct branch (a static call), never through a pointer (static functions
+ * that are only called directly have no ENDBR64, and module load seals the
+ * ENDBR64 of functions whose address is never taken).
  */
 static inline void *kfdsync_ksym_find(const char *module, const char *name,
 				      unsigned long *end)

@@ -16,7 +16,11 @@
  * although the kernel is 6.1 or 6.12) and 7.1's, set_event() inlined into
  * kfd_set_event(), a set_event.part.0 clone, two of the three calls of
  * set_event_from_interrupt(), no BTF; and once with kprobes disarmed.
- * Debian's amdgpu is loaded back at the end.
+ * Debian's amdgpu is loaded back at the end. Each time, kfdsync's static
+ * calls (<debugfs>/kfdsync/hooks) branch to the ABI's amdkfd functions
+ * while the hooks are attached and nowhere after: on Debian's 6.12 and
+ * later those functions' ENDBR64 is sealed at module load, which an
+ * indirect call would fault on where the CPU enforces IBT.
  *
  * Output is TAP; a subtest that cannot run says why (# SKIP).
  */
@@ -26,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -39,6 +44,7 @@
 			"ABI 7.1 has struct kfd_signal_page *"
 #define IMPLEMENTED "6.1 6.12 6.16 7.1"
 #define KPROBES_ENABLED "/sys/kernel/debug/kprobes/enabled"
+#define HOOKS_DEBUGFS "/sys/kernel/debug/kfdsync/hooks"
 
 /* What the module reports, all at once. */
 struct report {
@@ -132,17 +138,18 @@ static const struct expect {
 	uint32_t verdict;
 	const char *abi;
 	const char *reason;
+	bool sealed;		/* amdgpu built with IBT: called functions sealed */
 } expects[] = {
 	/* Debian's 6.1, and tools/debug-kernel's from its linux-source-6.1. */
-	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "" },
-	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "" },
-	{ "6.16.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
-	{ "6.17.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
-	{ "6.18.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
-	{ "6.19.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "" },
-	{ "7.1.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "" },
-	{ "7.2.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "" },
-	{ "7.3.", KFDSYNC_AMDKFD_ABI_MISMATCH, "7.1", SIGNAL_PAGE_7_3 },
+	{ "6.1.", KFDSYNC_AMDKFD_ABI_MATCH, "6.1", "", false },
+	{ "6.12.", KFDSYNC_AMDKFD_ABI_MATCH, "6.12", "", true },
+	{ "6.16.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "", true },
+	{ "6.17.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "", true },
+	{ "6.18.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "", true },
+	{ "6.19.", KFDSYNC_AMDKFD_ABI_MATCH, "6.16", "", true },
+	{ "7.1.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "", true },
+	{ "7.2.", KFDSYNC_AMDKFD_ABI_MATCH, "7.1", "", true },
+	{ "7.3.", KFDSYNC_AMDKFD_ABI_MISMATCH, "7.1", SIGNAL_PAGE_7_3, true },
 };
 
 /* The hooks of each ABI (INFO's hooks_supported, all attached on a match). */
@@ -152,6 +159,75 @@ static const struct expect {
 static uint32_t hooks_of(const char *abi)
 {
 	return !strcmp(abi, "7.1") ? HOOKS_7_1 : HOOKS_6_1;
+}
+
+/* The amdkfd functions kfdsync calls, per ABI (kfdsync_abi_list.h). */
+static const struct call {
+	const char *call, *function, *abis;	/* abis: " 6.1 6.12 " */
+} calls[] = {
+	{ "lookup_pasid", "kfd_lookup_process_by_pasid", " 6.1 6.12 " },
+	{ "lookup_pasid_pdd", "kfd_lookup_process_by_pasid", " 6.16 7.1 " },
+	{ "lookup_mm", "kfd_lookup_process_by_mm", " 6.1 6.12 6.16 7.1 " },
+	{ "unref", "kfd_unref_process", " 6.1 6.12 6.16 7.1 " },
+	{ "set_event", "kfd_set_event", " 6.1 6.12 6.16 7.1 " },
+	{ "pdd_of_dev", "kfd_get_process_device_data", " 6.1 " },
+	{ "pdd_of_node", "kfd_get_process_device_data", " 6.12 6.16 7.1 " },
+};
+
+/*
+ * Where kfdsync's static calls branch (<debugfs>/kfdsync/hooks): with the
+ * hooks of ABI @abi attached, to each of its functions' entry, and every
+ * other one returns 0; with @abi NULL, every one returns 0. With @sealed,
+ * each function's code starts as module load leaves a sealed ENDBR64
+ * (6.12's "osp nopl (%rax)" or the "nopl -42(%rax)" of 6.18 on): kfdsync
+ * reaches them, as the hooks' programs show, by direct branches only.
+ */
+static void check_calls(const char *what, const char *abi, bool sealed)
+{
+	char line[512], call[64], function[128], target[256], want[192], key[32];
+	unsigned int seen = 0, right = 0, nr_sealed = 0, n = sizeof(calls) / sizeof(calls[0]);
+	bool in_calls = false;
+	FILE *f;
+
+	if (access(HOOKS_DEBUGFS, R_OK) &&
+	    mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) && errno != EBUSY) {
+		tap_skip("no debugfs", "%s_static_calls", what);
+		return;
+	}
+	f = fopen(HOOKS_DEBUGFS, "re");
+	if (!f) {
+		tap_skip("no kfdsync/hooks in debugfs", "%s_static_calls", what);
+		return;
+	}
+	snprintf(key, sizeof(key), " %s ", abi ? abi : "");
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "# call ", 7))
+			in_calls = true;
+		if (!in_calls || line[0] == '#' ||
+		    sscanf(line, "%63s %127s %255[^\n]", call, function, target) != 3)
+			continue;
+		for (unsigned int i = 0; i < n; i++) {
+			bool live = abi && strstr(calls[i].abis, key);
+
+			if (strcmp(call, calls[i].call) || strcmp(function, calls[i].function))
+				continue;
+			seen++;
+			snprintf(want, sizeof(want), "%s+0x0/", function);
+			if (live ? !strncmp(target, want, strlen(want)) && strstr(target, ", code ")
+				 : !strcmp(target, "returns 0"))
+				right++;
+			else
+				tap_diag("%s: %s %s -> %s", what, call, function, target);
+			if (live && (strstr(target, ", code 660f1f00") ||
+				     strstr(target, ", code 0f1f40d6")))
+				nr_sealed++;
+		}
+	}
+	fclose(f);
+	tap_ok(seen == n && right == n, "%s_static_calls_%s (%u of %u right)", what,
+	       abi ? "branch_to_amdkfd" : "return_0", right, n);
+	if (abi && sealed)
+		tap_ok(nr_sealed == 5, "%s_called_functions_sealed (%u of 5)", what, nr_sealed);
 }
 
 TEST(debian_amdgpu)
@@ -189,6 +265,8 @@ TEST(debian_amdgpu)
 	else
 		tap_ok(kmsg_has(r.abi.reason) && kmsg_has("no hooks, relay mode"),
 		       "debian_amdgpu_refusal_in_kernel_log");
+	check_calls("debian_amdgpu", r.status.source == KFDSYNC_SOURCE_HOOKS ? r.abi.abi : NULL,
+		    e && e->sealed);
 }
 
 /* `kfdsync info` (and --json) shows the verdict and its reason. */
@@ -290,6 +368,7 @@ static const struct fake {
 
 static void fake_check(const struct fake *f, const char *what)
 {
+	char gone[80];
 	struct report r;
 	int ret;
 
@@ -313,6 +392,7 @@ static void fake_check(const struct fake *f, const char *what)
 		       r.status.relay_reason == f->relay && strstr(r.status.detail, f->detail),
 		       "%s_relay_mode (source %u, hooks %#x, reason %u, \"%s\")", what,
 		       r.status.source, r.info.hooks, r.status.relay_reason, r.status.detail);
+	check_calls(what, r.status.source == KFDSYNC_SOURCE_HOOKS ? f->abi : NULL, false);
 	if (f->reason[0])
 		tap_ok(kmsg_has(f->reason), "%s_reason_in_kernel_log", what);
 	check_consistent(what, &r);
@@ -323,6 +403,8 @@ static void fake_check(const struct fake *f, const char *what)
 	tap_ok(r.abi.verdict == KFDSYNC_AMDKFD_ABI_UNCHECKED && !r.info.hooks &&
 	       r.status.relay_reason == KFDSYNC_RELAY_NO_AMDGPU,
 	       "%s_gone_unchecked (%s, \"%s\")", what, verdict_name(r.abi.verdict), r.abi.reason);
+	snprintf(gone, sizeof(gone), "%s_gone", what);
+	check_calls(gone, NULL, false);
 }
 
 static const char *const fake_tests[] = {
