@@ -60,23 +60,32 @@ static uint64_t eventfd_take(int efd)
  * the same fence; the fence signals and B closes at once. B's close returns
  * with its own import done, long before A's are. The test runs SCHED_FIFO
  * meanwhile: the import workers run at high priority and would otherwise
- * keep it off both CPUs until all were done.
+ * keep it off both CPUs until all were done. The timelines' fences get a
+ * 10-minute watchdog: on the debug kernel the imports took more than the
+ * default 10 s, and the watchdog then ended B's second fence, whose
+ * import was to be cancelled.
  */
 TEST(close_waits_only_for_own_imports)
 {
 	int a, b, tl, fence, tl2, other, efd_a, efd_b, ret = 0, i;
 	uint64_t done_a = 0, done_b = 0;
-	char saved[32] = "1024";
+	char saved[32] = "1024", wd[32] = "10000", wd_max[32] = "60000";
 	HsaEvent *ev = new_event();
 	int64_t end;
 
 	kfdsync_param_read("max_imports", saved, sizeof(saved));
+	kfdsync_param_read("watchdog_ms", wd, sizeof(wd));
+	kfdsync_param_read("watchdog_max_ms", wd_max, sizeof(wd_max));
 	param_set("max_imports", N_IMPORTS);
+	param_set("watchdog_max_ms", 600000);
+	param_set("watchdog_ms", 600000);
 	a = open_kfdsync();
 	b = open_kfdsync();
 	kfdsync_param_write("max_imports", saved);
 	tl = raw_open(KFDSYNC_TL_DEVICE);
 	tl2 = raw_open(KFDSYNC_TL_DEVICE);
+	kfdsync_param_write("watchdog_ms", wd);
+	kfdsync_param_write("watchdog_max_ms", wd_max);
 	fence = raw_tl_fence(tl, 1);
 	other = raw_tl_fence(tl2, 1);
 	efd_a = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

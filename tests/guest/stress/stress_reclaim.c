@@ -311,7 +311,13 @@ static void test_pressure(void)
 	tap_diag("%lu fences, %lu ended -ETIMEDOUT, worst %.1f ms after the deadline; %lu imports, "
 		 "%lu wrote the error value", s.fences, s.timed_out, s.worst_late_ns / 1e6, s.imports,
 		 s.written);
-	tap_ok(rounds > 0 && scans > 0, "memory_under_reclaim (%ld pages scanned)", scans);
+	/*
+	 * Reclaim ran: pages scanned, or an allocation stalled in direct
+	 * reclaim (the debug kernel's guest, with no swap and little page
+	 * cache, once stalled with none scanned).
+	 */
+	tap_ok(rounds > 0 && (scans > 0 || stalls > 0),
+	       "memory_under_reclaim (%ld pages scanned, %ld stalls)", scans, stalls);
 	tap_ok(s.fences > 0 && s.timed_out == s.fences, "every_fence_timed_out (%lu of %lu)",
 	       s.timed_out, s.fences);
 	tap_ok(!s.late, "every_fence_ended_within_bound (%lu later than %lld s)", s.late,
