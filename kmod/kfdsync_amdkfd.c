@@ -491,10 +491,12 @@ static void kfdsync_kfd_point(const struct kfdsync_kfd_call *call, void *fn)
 			     fn ?: (void *)__static_call_return0);
 }
 
-/* Where @call's static call branches now. */
+/* Where @call's static call branches now (NULL: it returns 0). */
 static void *kfdsync_kfd_target(const struct kfdsync_kfd_call *call)
 {
-	return READ_ONCE(call->key->func);
+	void *fn = READ_ONCE(call->key->func);
+
+	return fn == (void *)__static_call_return0 ? NULL : fn;
 }
 
 /* The gate's verdict when nothing was checked, with why. */
@@ -934,8 +936,7 @@ static void kfdsync_hooks_detach_all(void)
 	WRITE_ONCE(kfdsync_hooks_mask, 0);
 	/* No handler runs any more: forget amdkfd's functions. */
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++)
-		if (kfdsync_kfd_target(&kfdsync_kfd_calls[i]) !=
-		    (void *)__static_call_return0)
+		if (kfdsync_kfd_target(&kfdsync_kfd_calls[i]))
 			kfdsync_kfd_point(&kfdsync_kfd_calls[i], NULL);
 	memset(&kfdsync_kfd, 0, sizeof(kfdsync_kfd));
 }
@@ -1372,14 +1373,15 @@ static int kfdsync_hooks_debugfs_show(struct seq_file *m, void *unused)
 	for (i = 0; i < ARRAY_SIZE(kfdsync_kfd_calls); i++) {
 		const struct kfdsync_kfd_call *call = &kfdsync_kfd_calls[i];
 		void *fn = kfdsync_kfd_target(call);
-		u32 insn = kfdsync_ksym_insn(fn);
+		u32 insn;
 
 		seq_printf(m, "%-18s %-29s ", call->call, call->name);
-		if (fn == (void *)__static_call_return0)
+		if (!fn) {
 			seq_puts(m, "returns 0\n");
-		else
-			seq_printf(m, "%pS, code %*phN\n", fn,
-				   (int)sizeof(insn), &insn);
+			continue;
+		}
+		insn = kfdsync_ksym_insn(fn);
+		seq_printf(m, "%pS, code %*phN\n", fn, (int)sizeof(insn), &insn);
 	}
 	mutex_unlock(&kfdsync_amdkfd_lock);
 	return 0;
